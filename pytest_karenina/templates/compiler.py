@@ -1,0 +1,191 @@
+"""Turn template source code into an answer class.
+
+Template code runs in a single module-like namespace (so top-level imports and
+helper functions are visible inside methods, unlike Karenina's two-dict
+``exec``), pre-populated with the names Karenina injects, and with the
+``karenina.*`` import shim. Exactly one leaf ``BaseAnswer`` subclass must come
+out, and it is validated before any LLM call could use it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import linecache
+import textwrap
+import typing
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from pydantic import Field
+
+from pytest_karenina.templates import composition, normalizers, primitives
+from pytest_karenina.templates.base_answer import BaseAnswer
+from pytest_karenina.templates.conditional import ConditionalGroundTruth, GroundTruthCase
+from pytest_karenina.templates.errors import TemplateError
+from pytest_karenina.templates.karenina_shim import template_builtins
+from pytest_karenina.templates.modes import template_mode
+from pytest_karenina.templates.probe import probe_instance
+from pytest_karenina.templates.verified_field import VerifiedField
+
+NO_TEMPLATE_ID = "no_template"
+_CACHE_SIZE = 512
+
+
+def normalize_source(code: str) -> str:
+    """Karenina's normalisation for template ids: dedent, LF line ends, no
+    trailing whitespace on any line, stripped."""
+    text = textwrap.dedent(code).replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
+
+
+def template_id(code: str | None) -> str:
+    """MD5 hex of the normalised source; ``"no_template"`` for empty source."""
+    normalized = normalize_source(code or "")
+    if not normalized:
+        return NO_TEMPLATE_ID
+    return hashlib.md5(normalized.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def injected_names() -> dict[str, Any]:
+    """The names every template can use without importing them (Karenina's list)."""
+    names: dict[str, Any] = {
+        "BaseAnswer": BaseAnswer,
+        "Field": Field,
+        "List": list,
+        "Dict": dict,
+        "Optional": typing.Optional,
+        "Union": typing.Union,
+        "Any": typing.Any,
+        "Literal": typing.Literal,
+        "VerifiedField": VerifiedField,
+        "SynonymMap": normalizers.SynonymMap,
+        "ConditionalGroundTruth": ConditionalGroundTruth,
+        "GroundTruthCase": GroundTruthCase,
+    }
+    for cls in (*primitives.COMPARISON_PRIMITIVES, *primitives.TRACE_PRIMITIVES):
+        names[cls.__name__] = cls
+    for name in ("AllOf", "AnyOf", "AtLeastN", "FieldCheck"):
+        names[name] = getattr(composition, name)
+    return names
+
+
+def _template_line(traceback: TracebackType | None, filename: str) -> int | None:
+    line = None
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == filename:
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    return line
+
+
+def _execute(code: str) -> dict[str, Any]:
+    source = textwrap.dedent(code)
+    filename = f"<karenina template {template_id(code)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        compiled = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        raise TemplateError(f"syntax error: {exc.msg}", line=exc.lineno) from exc
+    namespace: dict[str, Any] = {
+        **injected_names(),
+        "__builtins__": template_builtins(),
+        "__name__": f"karenina_template_{template_id(code)[:12]}",
+    }
+    try:
+        exec(compiled, namespace)
+    except (Exception, SystemExit) as exc:
+        reason = f"executing the template raised {type(exc).__name__}: {exc}"
+        raise TemplateError(reason, line=_template_line(exc.__traceback__, filename)) from exc
+    return namespace
+
+
+def _leaf_class(namespace: Mapping[str, Any]) -> type[BaseAnswer]:
+    found: list[type[BaseAnswer]] = []
+    for value in namespace.values():
+        if isinstance(value, type) and issubclass(value, BaseAnswer) and value is not BaseAnswer:
+            if value not in found:
+                found.append(value)
+    leaves = [cls for cls in found if not any(o is not cls and issubclass(o, cls) for o in found)]
+    if not leaves:
+        raise TemplateError("no answer class: define one subclass of BaseAnswer")
+    if len(leaves) > 1:
+        names = ", ".join(cls.__name__ for cls in leaves)
+        raise TemplateError(
+            f"{len(leaves)} answer classes ({names}): a template defines exactly one leaf "
+            "BaseAnswer subclass; make helper models subclass pydantic.BaseModel"
+        )
+    leaf = leaves[0]
+    if not leaf.__pydantic_complete__:
+        try:
+            leaf.model_rebuild(_types_namespace=dict(namespace))
+        except Exception as exc:
+            raise TemplateError(f"{leaf.__name__} cannot be built: {exc}") from exc
+    return leaf
+
+
+def _validate(answer_class: type[BaseAnswer]) -> None:
+    mode = template_mode(answer_class)
+    verify = getattr(answer_class, "verify", None)
+    if mode == "classic" and not callable(verify):
+        raise TemplateError(
+            f"{answer_class.__name__} has no verify() method: classic templates (without "
+            "VerifiedField) must define verify(self) -> bool"
+        )
+    try:
+        instance = probe_instance(answer_class)
+    except Exception as exc:
+        raise TemplateError(
+            f"building {answer_class.__name__} ran its ground-truth hook, which raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    correct = getattr(instance, "correct", None)
+    if correct is not None and not isinstance(correct, dict):
+        raise TemplateError(f"self.correct must be a dict, got {type(correct).__name__}")
+    regex = getattr(instance, "regex", None)
+    if regex is not None and not isinstance(regex, dict):
+        raise TemplateError(f"self.regex must be a dict of named checks, got {type(regex).__name__}")
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _compile(code: str) -> type[BaseAnswer]:
+    answer_class = _leaf_class(_execute(code))
+    _validate(answer_class)
+    type.__setattr__(answer_class, "_source_code", code)
+    return answer_class
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _bind_question_id(answer_class: type[BaseAnswer], question_id: str) -> type[BaseAnswer]:
+    def model_post_init(self: BaseAnswer, context: Any, /) -> None:
+        answer_class.model_post_init(self, context)
+        self.id = question_id
+
+    namespace = {
+        "__module__": answer_class.__module__,
+        "__qualname__": answer_class.__qualname__,
+        "__doc__": answer_class.__doc__,
+        "model_post_init": model_post_init,
+    }
+    bound: type[BaseAnswer] = type(answer_class)(answer_class.__name__, (answer_class,), namespace)
+    return bound
+
+
+def compile_template(code: str, question_id: str | None = None) -> type[BaseAnswer]:
+    """Execute template source and return its validated answer class.
+
+    With ``question_id`` the class is a thin subclass whose instances carry that
+    id in ``id`` (Karenina's question-id injection). Compiled classes are cached
+    by source. Raises :class:`TemplateError` naming the question and, when known,
+    the template line.
+    """
+    try:
+        answer_class = _compile(code)
+    except TemplateError as exc:
+        raise TemplateError(exc.reason, question_id=question_id, line=exc.line) from (
+            exc.__cause__ or exc
+        )
+    if question_id is None:
+        return answer_class
+    return _bind_question_id(answer_class, question_id)
