@@ -120,7 +120,11 @@ class BaseAnswer(BaseModel):
             self.ground_truth()
         verified = type(self).verified_fields()
         if verified and getattr(self, "correct", None) is None:
-            truth = {name: meta.ground_truth for name, meta in verified.items() if not meta.is_conditional}
+            truth = {
+                name: meta.ground_truth
+                for name, meta in verified.items()
+                if not meta.is_conditional
+            }
             setattr(self, "correct", truth)  # noqa: B010 - an extra attribute, not a field
 
     def ground_truth(self) -> None:

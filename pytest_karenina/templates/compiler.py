@@ -9,6 +9,7 @@ out, and it is validated before any LLM call could use it.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import linecache
@@ -16,9 +17,9 @@ import textwrap
 import typing
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from pytest_karenina.templates import composition, normalizers, primitives
 from pytest_karenina.templates.base_answer import BaseAnswer
@@ -80,9 +81,37 @@ def _template_line(traceback: TracebackType | None, filename: str) -> int | None
     return line
 
 
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` on one line; pydantic errors as ``model: field: problem``."""
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return f"invalid {exc.title}: {problems}"
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("For further information visit")]
+    return f"{type(exc).__name__}: {' '.join(lines)}" if lines else type(exc).__name__
+
+
+def _class_line(source: str, name: str) -> int | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node.lineno
+    return None
+
+
+def _filename(code: str) -> str:
+    return f"<karenina template {template_id(code)}>"
+
+
 def _execute(code: str) -> dict[str, Any]:
     source = textwrap.dedent(code)
-    filename = f"<karenina template {template_id(code)}>"
+    filename = _filename(code)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         compiled = compile(source, filename, "exec")
@@ -96,7 +125,7 @@ def _execute(code: str) -> dict[str, Any]:
     try:
         exec(compiled, namespace)
     except (Exception, SystemExit) as exc:
-        reason = f"executing the template raised {type(exc).__name__}: {exc}"
+        reason = f"executing the template raised {describe_exception(exc)}"
         raise TemplateError(reason, line=_template_line(exc.__traceback__, filename)) from exc
     return namespace
 
@@ -116,13 +145,18 @@ def _leaf_class(namespace: Mapping[str, Any]) -> type[BaseAnswer]:
             f"{len(leaves)} answer classes ({names}): a template defines exactly one leaf "
             "BaseAnswer subclass; make helper models subclass pydantic.BaseModel"
         )
-    leaf = leaves[0]
-    if not leaf.__pydantic_complete__:
-        try:
-            leaf.model_rebuild(_types_namespace=dict(namespace))
-        except Exception as exc:
-            raise TemplateError(f"{leaf.__name__} cannot be built: {exc}") from exc
-    return leaf
+    return leaves[0]
+
+
+def _complete(answer_class: type[BaseAnswer], namespace: Mapping[str, Any]) -> None:
+    """Resolve annotations pydantic had to defer (e.g. forward references)."""
+    if answer_class.__pydantic_complete__:
+        return
+    try:
+        answer_class.model_rebuild(_types_namespace=dict(namespace))
+    except Exception as exc:
+        reason = f"{answer_class.__name__} cannot be built: {describe_exception(exc)}"
+        raise TemplateError(reason) from exc
 
 
 def _validate(answer_class: type[BaseAnswer]) -> None:
@@ -138,20 +172,31 @@ def _validate(answer_class: type[BaseAnswer]) -> None:
     except Exception as exc:
         raise TemplateError(
             f"building {answer_class.__name__} ran its ground-truth hook, which raised "
-            f"{type(exc).__name__}: {exc}"
+            f"{describe_exception(exc)}"
         ) from exc
     correct = getattr(instance, "correct", None)
     if correct is not None and not isinstance(correct, dict):
         raise TemplateError(f"self.correct must be a dict, got {type(correct).__name__}")
     regex = getattr(instance, "regex", None)
     if regex is not None and not isinstance(regex, dict):
-        raise TemplateError(f"self.regex must be a dict of named checks, got {type(regex).__name__}")
+        raise TemplateError(
+            f"self.regex must be a dict of named checks, got {type(regex).__name__}"
+        )
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _compile(code: str) -> type[BaseAnswer]:
-    answer_class = _leaf_class(_execute(code))
-    _validate(answer_class)
+    namespace = _execute(code)
+    answer_class = _leaf_class(namespace)
+    try:
+        _complete(answer_class, namespace)
+        _validate(answer_class)
+    except TemplateError as exc:
+        cause = exc.__cause__
+        line = _template_line(cause.__traceback__ if cause else None, _filename(code))
+        if line is None:
+            line = _class_line(textwrap.dedent(code), answer_class.__name__)
+        raise TemplateError(exc.reason, line=line) from cause
     type.__setattr__(answer_class, "_source_code", code)
     return answer_class
 
@@ -168,7 +213,8 @@ def _bind_question_id(answer_class: type[BaseAnswer], question_id: str) -> type[
         "__doc__": answer_class.__doc__,
         "model_post_init": model_post_init,
     }
-    bound: type[BaseAnswer] = type(answer_class)(answer_class.__name__, (answer_class,), namespace)
+    metaclass = cast(Any, type(answer_class))
+    bound: type[BaseAnswer] = metaclass(answer_class.__name__, (answer_class,), namespace)
     return bound
 
 

@@ -47,9 +47,7 @@ class AtLeastN(_Node):
     conditions: list[Condition] = []
 
 
-Condition: TypeAlias = Annotated[
-    FieldCheck | AllOf | AnyOf | AtLeastN, Field(discriminator="type")
-]
+Condition: TypeAlias = Annotated[FieldCheck | AllOf | AnyOf | AtLeastN, Field(discriminator="type")]
 Strategy: TypeAlias = AllOf | AnyOf | AtLeastN | FieldCheck
 
 for _model in (AllOf, AnyOf, AtLeastN):
@@ -85,7 +83,7 @@ def referenced_fields(node: Strategy) -> set[str]:
 
 
 def strategy_label(node: Strategy | None) -> str | None:
-    """The ``composition_strategy`` reported in results: ``all_of``, ``any_of``, ``at_least_n(<n>)``."""
+    """The ``composition_strategy`` of results: ``all_of``, ``any_of`` or ``at_least_n(<n>)``."""
     if node is None:
         return None
     if isinstance(node, AtLeastN):

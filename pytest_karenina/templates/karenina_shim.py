@@ -87,8 +87,8 @@ def shim_modules() -> Mapping[str, ModuleType]:
 
 def _template_import(
     name: str,
-    globals: Mapping[str, Any] | None = None,  # noqa: A002 - __import__'s signature
-    locals: Mapping[str, Any] | None = None,  # noqa: A002
+    globals: Mapping[str, Any] | None = None,
+    locals: Mapping[str, Any] | None = None,
     fromlist: Sequence[str] | None = (),
     level: int = 0,
 ) -> ModuleType:
@@ -97,8 +97,7 @@ def _template_import(
         module = modules.get(name)
         if module is None:
             raise ModuleNotFoundError(
-                f"No module named {name!r}: template code can import "
-                f"{', '.join(sorted(modules))}",
+                f"No module named {name!r}: template code can import {', '.join(sorted(modules))}",
                 name=name,
             )
         return module if fromlist else modules["karenina"]

@@ -27,7 +27,10 @@ def _judge(matches: list[Any], expected: Any, match_type: str) -> tuple[bool, st
     if match_type == "exact":
         if count == 1 and matches[0] == expected:
             return True, "exactly one match, equal to the expected value"
-        return False, f"expected exactly one match equal to {expected!r}, found {count}: {matches!r}"
+        return (
+            False,
+            f"expected exactly one match equal to {expected!r}, found {count}: {matches!r}",
+        )
     if match_type == "contains":
         if expected in matches:
             return True, f"{expected!r} is among the matches"
@@ -54,7 +57,11 @@ def run_regex_checks(checks: Mapping[str, Any] | None, trace: str) -> RegexRepor
         pattern = spec.get("pattern", "")
         expected = spec.get("expected")
         match_type = spec.get("match_type", "exact")
-        detail: dict[str, Any] = {"pattern": pattern, "expected": expected, "match_type": match_type}
+        detail: dict[str, Any] = {
+            "pattern": pattern,
+            "expected": expected,
+            "match_type": match_type,
+        }
         try:
             matches = re.findall(pattern, trace)
         except (re.error, TypeError) as exc:

@@ -47,7 +47,7 @@ _NUMERIC_GT = (NumericExact, NumericTolerance, NumericMinimum, NumericMaximum, N
 _BOOL_LIKE = (True, False, 0, 1, "true", "false", "yes", "no", "True", "False")
 
 
-def VerifiedField(  # noqa: N802 - Karenina's public name
+def VerifiedField(
     description: str,
     ground_truth: Any,
     verify_with: VerificationPrimitive | None,
@@ -64,7 +64,9 @@ def VerifiedField(  # noqa: N802 - Karenina's public name
     description, a missing primitive or a negative weight.
     """
     if not isinstance(description, str) or not description.strip():
-        raise ValueError("VerifiedField needs a non-empty description: it is the judge's instruction")
+        raise ValueError(
+            "VerifiedField needs a non-empty description: it is the judge's instruction"
+        )
     if verify_with is None:
         raise ValueError(
             "VerifiedField needs verify_with=<a verification primitive>, "
@@ -74,11 +76,14 @@ def VerifiedField(  # noqa: N802 - Karenina's public name
         raise TypeError(
             f"verify_with must be a verification primitive, got {type(verify_with).__name__}"
         )
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:  # fmt: skip
+    numeric = isinstance(weight, int | float) and not isinstance(weight, bool)
+    if not numeric or not math.isfinite(weight) or weight < 0:
         raise ValueError(f"VerifiedField weight must be a finite number >= 0, got {weight!r}")
     _warn_if_incompatible(ground_truth, verify_with)
     stored_truth = (
-        ground_truth.serialize() if isinstance(ground_truth, ConditionalGroundTruth) else ground_truth
+        ground_truth.serialize()
+        if isinstance(ground_truth, ConditionalGroundTruth)
+        else ground_truth
     )
     metadata = {
         "ground_truth": stored_truth,
@@ -86,7 +91,9 @@ def VerifiedField(  # noqa: N802 - Karenina's public name
         "weight": float(weight),
         "extraction_hint": extraction_hint,
     }
-    return Field(description=description, json_schema_extra={VERIFICATION_KEY: metadata}, **field_kwargs)
+    return Field(
+        description=description, json_schema_extra={VERIFICATION_KEY: metadata}, **field_kwargs
+    )
 
 
 def _warn_if_incompatible(ground_truth: Any, primitive: VerificationPrimitive) -> None:
@@ -137,9 +144,13 @@ class VerificationMeta:
         if not isinstance(stored, dict):
             return None
         primitive = stored.get("verify_with")
+        if not isinstance(primitive, dict):
+            raise ValueError(f"{VERIFICATION_KEY} needs a stored primitive, got {primitive!r}")
+        weight = stored.get("weight", 1.0)
+        hint = stored.get("extraction_hint")
         return cls(
             ground_truth=stored.get("ground_truth"),
-            verify_with=primitive_from_dict(primitive) if isinstance(primitive, dict) else primitive,
-            weight=float(stored.get("weight", 1.0)),
-            extraction_hint=stored.get("extraction_hint"),
+            verify_with=primitive_from_dict(primitive),
+            weight=float(weight) if isinstance(weight, int | float) else 1.0,
+            extraction_hint=hint if isinstance(hint, str) else None,
         )

@@ -35,7 +35,10 @@ class DateMatch(VerificationPrimitive):
 
     def check(self, extracted: Any, expected: Any) -> bool:
         try:
-            return parse_date(extracted, self.format).date() == parse_date(expected, self.format).date()
+            return (
+                parse_date(extracted, self.format).date()
+                == parse_date(expected, self.format).date()
+            )
         except (ValueError, TypeError):
             return False
 
