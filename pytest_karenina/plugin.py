@@ -12,6 +12,4 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "karenina: a question of a Karenina benchmark checkpoint"
-    )
+    config.addinivalue_line("markers", "karenina: a question of a Karenina benchmark checkpoint")

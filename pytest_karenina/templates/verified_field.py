@@ -50,7 +50,7 @@ _BOOL_LIKE = (True, False, 0, 1, "true", "false", "yes", "no", "True", "False")
 def VerifiedField(
     description: str,
     ground_truth: Any,
-    verify_with: VerificationPrimitive | None,
+    verify_with: VerificationPrimitive | None = None,
     weight: float = 1.0,
     extraction_hint: str | None = None,
     **field_kwargs: Any,

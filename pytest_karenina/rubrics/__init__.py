@@ -1,0 +1,28 @@
+"""Rubric traits: the data models of Karenina's qualitative evaluation criteria.
+
+Importing this package loads only the trait models (pydantic), never an evaluator.
+"""
+
+from pytest_karenina.rubrics.traits import (
+    AgenticRubricTrait,
+    BaseRubricTrait,
+    CallableTrait,
+    LLMRubricTrait,
+    MetricRubricTrait,
+    RegexTrait,
+    Rubric,
+    RubricTrait,
+    TraitConfigError,
+)
+
+__all__ = [
+    "AgenticRubricTrait",
+    "BaseRubricTrait",
+    "CallableTrait",
+    "LLMRubricTrait",
+    "MetricRubricTrait",
+    "RegexTrait",
+    "Rubric",
+    "RubricTrait",
+    "TraitConfigError",
+]
