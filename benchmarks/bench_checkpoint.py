@@ -125,24 +125,34 @@ def generate(questions: int) -> dict[str, Any]:
     }
 
 
-LOAD = """
-import json, resource, sys, time
+# Peak RSS comes from VmHWM: ru_maxrss would include the parent's memory,
+# which a forked child inherits until exec.
+PEAK_RSS_MB = """
+def peak_rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+"""
+
+LOAD = PEAK_RSS_MB + """
+import json, sys, time
 import pytest_karenina
 from pytest_karenina.checkpoint import load_checkpoint
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_rss_mb()
 times = []
 for _ in range({repeat}):
     start = time.perf_counter()
     benchmark = load_checkpoint(sys.argv[1])
     times.append(time.perf_counter() - start)
     del benchmark
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"best_s": min(times), "times_s": times, "rss_before_mb": before / 1024,
-                  "rss_peak_mb": peak / 1024}}))
+print(json.dumps({{"best_s": min(times), "times_s": times, "rss_before_mb": before,
+                  "rss_peak_mb": peak_rss_mb()}}))
 """
 
-COMPILE = """
-import json, resource, sys, time
+COMPILE = PEAK_RSS_MB + """
+import json, sys, time
 from pytest_karenina.checkpoint import load_checkpoint
 from pytest_karenina.templates import compile_template
 benchmark = load_checkpoint(sys.argv[1])
@@ -152,7 +162,7 @@ for question in benchmark.questions:
 elapsed = time.perf_counter() - start
 print(json.dumps({"templates": len(benchmark.questions), "total_s": elapsed,
                   "mean_ms": elapsed / len(benchmark.questions) * 1000,
-                  "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_peak_mb": peak_rss_mb()}))
 """
 
 

@@ -28,7 +28,7 @@ from pytest_karenina.checkpoint.ratings_decode import (
     decode_question_ratings,
     decode_root_ratings,
 )
-from pytest_karenina.rubrics.traits import json_or_raw
+from pytest_karenina.rubrics.rules import json_or_raw
 
 #: Question properties stored as JSON-encoded strings.
 JSON_STRING_PROPERTIES = ("author", "sources", "few_shot_examples")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_karenina.checkpoint.access import join, wrong_type
-from pytest_karenina.rubrics.traits import json_or_raw
+from pytest_karenina.rubrics.rules import json_or_raw
 
 #: Marks an absent property where None (JSON null) is a meaningful value.
 ABSENT: Any = object()

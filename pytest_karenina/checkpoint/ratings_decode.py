@@ -21,12 +21,14 @@ from pytest_karenina.checkpoint.access import (
 from pytest_karenina.checkpoint.errors import DecodeFailure
 from pytest_karenina.checkpoint.props import Props
 from pytest_karenina.checkpoint.trait_decode import decode_trait
-from pytest_karenina.rubrics.traits import (
+from pytest_karenina.rubrics.rules import (
     TRAIT_TYPES,
-    Rubric,
-    RubricTrait,
     TraitConfigError,
     check_trait_name,
+)
+from pytest_karenina.rubrics.traits import (
+    Rubric,
+    RubricTrait,
     group_traits,
 )
 

@@ -29,17 +29,11 @@ from pytest_karenina.checkpoint.props import (
     take_str,
     take_str_list,
 )
-from pytest_karenina.rubrics.traits import (
-    AgenticRubricTrait,
-    CallableTrait,
+from pytest_karenina.rubrics.rules import (
     CallableTraitKind,
     ContextMode,
     EvaluationMode,
-    LLMRubricTrait,
     LLMTraitKind,
-    MetricRubricTrait,
-    RegexTrait,
-    RubricTrait,
     TraitConfigError,
     check_agentic_config,
     check_classes,
@@ -47,6 +41,14 @@ from pytest_karenina.rubrics.traits import (
     check_pattern,
     check_template_kind,
     literal_bounds,
+)
+from pytest_karenina.rubrics.traits import (
+    AgenticRubricTrait,
+    CallableTrait,
+    LLMRubricTrait,
+    MetricRubricTrait,
+    RegexTrait,
+    RubricTrait,
 )
 
 

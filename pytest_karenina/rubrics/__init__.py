@@ -3,6 +3,9 @@
 Importing this package loads only the trait models (pydantic), never an evaluator.
 """
 
+from pytest_karenina.rubrics.rules import (
+    TraitConfigError,
+)
 from pytest_karenina.rubrics.traits import (
     AgenticRubricTrait,
     BaseRubricTrait,
@@ -12,7 +15,6 @@ from pytest_karenina.rubrics.traits import (
     RegexTrait,
     Rubric,
     RubricTrait,
-    TraitConfigError,
 )
 
 __all__ = [
