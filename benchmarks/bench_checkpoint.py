@@ -49,7 +49,7 @@ class Answer(BaseAnswer):
     )
 '''
 
-CLASSIC = '''from karenina.schemas.entities import BaseAnswer
+CLASSIC = """from karenina.schemas.entities import BaseAnswer
 from pydantic import Field
 
 
@@ -62,7 +62,7 @@ class Answer(BaseAnswer):
 
     def verify(self) -> bool:
         return self.value == self.correct["value"] and self.unit.lower() == "mg"
-'''
+"""
 
 
 def _prop(name: str, value: Any) -> dict[str, Any]:
@@ -136,7 +136,9 @@ def peak_rss_mb():
     return float("nan")
 """
 
-LOAD = PEAK_RSS_MB + """
+LOAD = (
+    PEAK_RSS_MB
+    + """
 import json, sys, time
 import pytest_karenina
 from pytest_karenina.checkpoint import load_checkpoint
@@ -150,8 +152,11 @@ for _ in range({repeat}):
 print(json.dumps({{"best_s": min(times), "times_s": times, "rss_before_mb": before,
                   "rss_peak_mb": peak_rss_mb()}}))
 """
+)
 
-COMPILE = PEAK_RSS_MB + """
+COMPILE = (
+    PEAK_RSS_MB
+    + """
 import json, sys, time
 from pytest_karenina.checkpoint import load_checkpoint
 from pytest_karenina.templates import compile_template
@@ -164,6 +169,7 @@ print(json.dumps({"templates": len(benchmark.questions), "total_s": elapsed,
                   "mean_ms": elapsed / len(benchmark.questions) * 1000,
                   "rss_peak_mb": peak_rss_mb()}))
 """
+)
 
 
 def _run(script: str, path: Path) -> dict[str, Any]:

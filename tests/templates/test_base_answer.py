@@ -28,9 +28,7 @@ class ClassicAnswer(BaseAnswer):
 
 
 class VerifiedAnswer(BaseAnswer):
-    target: str = VerifiedField(
-        description="Target", ground_truth="BCL2", verify_with=ExactMatch()
-    )
+    target: str = VerifiedField(description="Target", ground_truth="BCL2", verify_with=ExactMatch())
     approved: bool = VerifiedField(
         description="Approved", ground_truth=True, verify_with=BooleanMatch(), weight=3.0
     )
@@ -69,7 +67,9 @@ def test_verified_fields_fill_correct_and_get_auto_methods() -> None:
     assert answer.correct == {"target": "BCL2", "approved": True}
     assert answer.verify() is False
     assert answer.verify_granular() == pytest.approx(1 / 4)
-    assert "verify" not in ClassicAnswer.__dict__ or ClassicAnswer.verify is not VerifiedAnswer.verify
+    assert (
+        "verify" not in ClassicAnswer.__dict__ or ClassicAnswer.verify is not VerifiedAnswer.verify
+    )
 
 
 def test_own_verify_wins_over_the_automatic_one() -> None:
@@ -133,9 +133,7 @@ def test_ground_truth_hook_may_set_regex_alongside_verified_fields() -> None:
 def test_verify_regex_match_types(
     check: dict[str, Any], text: str, passed: bool, reason: str
 ) -> None:
-    answer = compile_template(
-        "class Answer(BaseAnswer):\n    pass\n"
-    )()
+    answer = compile_template("class Answer(BaseAnswer):\n    pass\n")()
     answer.regex = {"check": check}
     report = answer.verify_regex(text)
     assert report["success"] is passed

@@ -14,6 +14,7 @@ from pytest_karenina.templates import (
 )
 
 QID = "urn:karenina:test:q042"
+HEAD = "class Answer(BaseAnswer):\n"
 
 
 def compile_error(code: str) -> TemplateError:
@@ -149,7 +150,9 @@ def test_indented_source_is_dedented() -> None:
             "cannot import name 'VerifiedField'",
             id="wrong-import-path",
         ),
-        pytest.param("import karenina.domain.answers\n", 1, "karenina.domain.answers", id="no-module"),
+        pytest.param(
+            "import karenina.domain.answers\n", 1, "karenina.domain.answers", id="no-module"
+        ),
         pytest.param(
             "class Answer(BaseAnswer):\n    x: float = VerifiedField(description='x',\n"
             "        ground_truth=1.0, verify_with=NumericTolerance())\n",
@@ -158,7 +161,7 @@ def test_indented_source_is_dedented() -> None:
             id="primitive-missing-param",
         ),
         pytest.param(
-            "class Answer(BaseAnswer):\n    x: str = VerifiedField(description='x', ground_truth='a',\n"
+            HEAD + "    x: str = VerifiedField(description='x', ground_truth='a',\n"
             "        verify_with=ExactMatch(normalize=['lowercase', 'uppercase']))\n",
             3,
             "unknown normalizer 'uppercase'",
@@ -171,14 +174,14 @@ def test_indented_source_is_dedented() -> None:
             id="reserved-correct",
         ),
         pytest.param(
-            "class Answer(BaseAnswer):\n    x: str = VerifiedField(description='x', ground_truth=True,\n"
+            HEAD + "    x: str = VerifiedField(description='x', ground_truth=True,\n"
             "        verify_with=TraceContains(substring='[1]'))\n",
             1,
             "must be typed bool",
             id="trace-field-not-bool",
         ),
         pytest.param(
-            "class Answer(BaseAnswer):\n    x: int = VerifiedField(description='x', ground_truth=1,\n"
+            HEAD + "    x: int = VerifiedField(description='x', ground_truth=1,\n"
             "        verify_with=NumericExact())\n    class VerificationStrategy:\n"
             "        verify_strategy = AnyOf(conditions=[FieldCheck(field='y')])\n",
             1,
@@ -301,7 +304,8 @@ class Answer(entities.BaseAnswer):
 def test_shim_does_not_touch_sys_modules() -> None:
     import sys
 
-    compile_template("from karenina.schemas.entities import BaseAnswer\nx = 1\n" + (
-        "class Answer(BaseAnswer):\n    def ground_truth(self):\n        self.regex = {}\n"
-    ))
+    compile_template(
+        "from karenina.schemas.entities import BaseAnswer\nx = 1\n"
+        + ("class Answer(BaseAnswer):\n    def ground_truth(self):\n        self.regex = {}\n")
+    )
     assert not any(name == "karenina" or name.startswith("karenina.") for name in sys.modules)

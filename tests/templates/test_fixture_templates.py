@@ -9,22 +9,33 @@ import pytest
 from pytest_karenina.templates import compile_template, template_id, template_mode
 from tests.helpers import fixture_templates
 
+MQ = "multi_question.jsonld"
 TEMPLATES = {(name, qid): code for name, qid, code in fixture_templates()}
 
 # (checkpoint, question id, parsed values, expected verify())
 CASES: list[tuple[str, str, dict[str, Any], bool]] = [
     ("minimal.jsonld", "urn:karenina:test:q001", {"result": 4}, True),
     ("minimal.jsonld", "urn:karenina:test:q001", {"result": 5}, False),
-    ("multi_question.jsonld", "urn:karenina:test:mq001", {"temperature": 100}, True),
-    ("multi_question.jsonld", "urn:karenina:test:mq001", {"temperature": 212}, False),
-    ("multi_question.jsonld", "urn:karenina:test:mq002", {"colors": ["Red", "Green", "BLUE"]}, True),
-    ("multi_question.jsonld", "urn:karenina:test:mq002", {"colors": ["red", "blue", "green"]}, False),
-    ("multi_question.jsonld", "urn:karenina:test:mq003", {"author": "William Shakespeare."}, True),
-    ("multi_question.jsonld", "urn:karenina:test:mq003", {"author": "Christopher Marlowe"}, False),
-    ("multi_question.jsonld", "urn:karenina:test:mq004", {"symbol": "Au"}, True),
-    ("multi_question.jsonld", "urn:karenina:test:mq004", {"symbol": "AU"}, False),
-    ("multi_question.jsonld", "urn:karenina:test:mq005", {"result": 105}, True),
-    ("multi_question.jsonld", "urn:karenina:test:mq005", {"result": 75}, False),
+    (MQ, "urn:karenina:test:mq001", {"temperature": 100}, True),
+    (MQ, "urn:karenina:test:mq001", {"temperature": 212}, False),
+    (
+        "multi_question.jsonld",
+        "urn:karenina:test:mq002",
+        {"colors": ["Red", "Green", "BLUE"]},
+        True,
+    ),
+    (
+        "multi_question.jsonld",
+        "urn:karenina:test:mq002",
+        {"colors": ["red", "blue", "green"]},
+        False,
+    ),
+    (MQ, "urn:karenina:test:mq003", {"author": "William Shakespeare."}, True),
+    (MQ, "urn:karenina:test:mq003", {"author": "Christopher Marlowe"}, False),
+    (MQ, "urn:karenina:test:mq004", {"symbol": "Au"}, True),
+    (MQ, "urn:karenina:test:mq004", {"symbol": "AU"}, False),
+    (MQ, "urn:karenina:test:mq005", {"result": 105}, True),
+    (MQ, "urn:karenina:test:mq005", {"result": 75}, False),
     ("with_results.jsonld", "urn:karenina:test:q002", {"capital": " Paris "}, True),
     ("with_results.jsonld", "urn:karenina:test:q002", {"capital": "Lyon"}, False),
     (
