@@ -52,6 +52,19 @@ from pytest_karenina.rubrics.traits import (
 )
 
 
+def _classes_and_bounds(
+    props: Props, kind: str, min_score: int | None, max_score: int | None
+) -> tuple[dict[str, str] | None, int | None, int | None]:
+    """The validated ``classes`` and the score bounds (0..n-1 for the literal kind)."""
+    classes = take_classes(props)
+    if classes is not None:
+        check_classes(classes)
+    bounds = literal_bounds(kind, classes)
+    if bounds is not None:
+        return classes, bounds[0], bounds[1]
+    return classes, min_score, max_score
+
+
 def _llm(name: str, description: str | None, props: Props, best: float, worst: float) -> Any:
     dj_enabled = take_bool(props, "deep_judgment_enabled", False)
     dj_excerpt = take_bool(props, "deep_judgment_excerpt_enabled", True)
@@ -65,13 +78,8 @@ def _llm(name: str, description: str | None, props: Props, best: float, worst: f
     kind, schema = take_kind(props, ("boolean", "score", "literal"), inferred)
     min_score = take_int(props, "min_score", 1)
     max_score = take_int(props, "max_score", 5)
-    classes = take_classes(props)
-    if classes is not None:
-        check_classes(classes)
     check_template_kind(kind, schema)
-    bounds = literal_bounds(kind, classes)
-    if bounds is not None:
-        min_score, max_score = bounds
+    classes, min_score, max_score = _classes_and_bounds(props, kind, min_score, max_score)
     return LLMRubricTrait.model_construct(
         name=name,
         description=description,
@@ -119,12 +127,7 @@ def _callable(name: str, description: str | None, props: Props, best: float, wor
     kind = take_choice(props, "kind", ("boolean", "score", "literal"), "boolean")
     min_score = take_int(props, "min_score", None)
     max_score = take_int(props, "max_score", None)
-    classes = take_classes(props)
-    if classes is not None:
-        check_classes(classes)
-    bounds = literal_bounds(kind, classes)
-    if bounds is not None:
-        min_score, max_score = bounds
+    classes, min_score, max_score = _classes_and_bounds(props, kind, min_score, max_score)
     return CallableTrait.model_construct(
         name=name,
         description=description,
@@ -191,12 +194,7 @@ def _agentic(name: str, description: str | None, props: Props, best: float, wors
     score_kind = kind == "score"
     min_score = take_int(props, "min_score", int(worst) if score_kind else 1)
     max_score = take_int(props, "max_score", int(best) if score_kind else 5)
-    classes = take_classes(props)
-    if classes is not None:
-        check_classes(classes)
-    bounds = literal_bounds(kind, classes)
-    if bounds is not None:
-        min_score, max_score = bounds
+    classes, min_score, max_score = _classes_and_bounds(props, kind, min_score, max_score)
     return AgenticRubricTrait.model_construct(
         name=name,
         description=description,
