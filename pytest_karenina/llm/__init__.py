@@ -1,0 +1,1 @@
+"""LLM access: ports, adapters, structured output, transport and record/replay."""

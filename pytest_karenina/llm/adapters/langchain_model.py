@@ -1,0 +1,128 @@
+"""Models reached through LangChain: any ``init_chat_model`` provider, or an
+OpenAI-compatible endpoint through ``ChatOpenAI``."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+    from pytest_karenina.llm.model_config import ModelConfig
+
+ENDPOINT_KEY_VARIABLE = "OPENAI_API_KEY"
+"""Environment variable read for an ``openai_endpoint`` model without ``endpoint_api_key``."""
+
+
+def to_langchain(messages: Sequence[ChatMessage]) -> list[BaseMessage]:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+    return [kinds[message.role](content=message.content) for message in messages]
+
+
+def content_text(content: Any) -> str:
+    """The text of a LangChain message content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def usage_of(message: Any) -> Usage:
+    metadata = getattr(message, "usage_metadata", None) or {}
+    return Usage(metadata.get("input_tokens"), metadata.get("output_tokens"))
+
+
+class LangChainModel:
+    """A :class:`~pytest_karenina.llm.ports.RawModel` over a LangChain chat model.
+
+    The chat model is built on first use (``init_chat_model`` for the
+    ``langchain`` interface, ``ChatOpenAI`` with ``base_url`` for
+    ``openai_endpoint``) with SDK retries off: retrying is the transport's job.
+    """
+
+    def __init__(self, config: ModelConfig, *, chat_model: BaseChatModel | None = None) -> None:
+        self.config = config
+        self._chat_model = chat_model
+        self._lock = threading.Lock()
+
+    @property
+    def replay_identity(self) -> dict[str, Any]:
+        config = self.config
+        identity: dict[str, Any] = {
+            "adapter": config.interface,
+            "provider": config.model_provider,
+            "model": config.model_name,
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+        }
+        if config.interface == "openai_endpoint":
+            identity["base_url"] = config.endpoint_base_url
+        return identity
+
+    def _model(self) -> BaseChatModel:
+        with self._lock:
+            if self._chat_model is None:
+                self._chat_model = self._build()
+            return self._chat_model
+
+    def _build(self) -> BaseChatModel:
+        config = self.config
+        options: dict[str, Any] = {
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "max_retries": 0,
+            **(config.extra_kwargs or {}),
+        }
+        if config.request_timeout is not None:
+            options["timeout"] = config.request_timeout
+        if config.interface == "openai_endpoint":
+            from langchain_openai import ChatOpenAI
+
+            secret = config.endpoint_api_key
+            key = secret.get_secret_value() if secret else os.environ.get(ENDPOINT_KEY_VARIABLE)
+            return ChatOpenAI(
+                model=config.model_name or "",
+                base_url=config.endpoint_base_url,
+                api_key=key or "not-needed",  # local servers often accept any key
+                **options,
+            )
+        from langchain.chat_models import init_chat_model
+
+        model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
+        return cast("BaseChatModel", model)
+
+    def invoke(self, request: ModelRequest) -> ModelReply:
+        model = self._model()
+        messages = to_langchain(request.messages)
+        if request.json_schema is None:
+            reply = model.invoke(messages)
+            return ModelReply(content_text(reply.content), usage_of(reply), self.config.model_name)
+        schema = {"title": request.schema_name or "Output", **request.json_schema}
+        structured = model.with_structured_output(schema, include_raw=True)
+        outcome = structured.invoke(messages)
+        raw = outcome.get("raw") if isinstance(outcome, dict) else None
+        parsed = outcome.get("parsed") if isinstance(outcome, dict) else outcome
+        if parsed is not None:
+            text = json.dumps(parsed, ensure_ascii=False)
+        else:  # let the service extract and validate (or retry) from the raw reply
+            text = content_text(getattr(raw, "content", "")) or _tool_arguments(raw)
+        return ModelReply(text, usage_of(raw), self.config.model_name)
+
+
+def _tool_arguments(message: Any) -> str:
+    calls = getattr(message, "tool_calls", None) or []
+    return json.dumps(calls[0].get("args", {})) if calls else ""

@@ -1,0 +1,129 @@
+"""``LLMService``: the chat and structured-output ports on top of a raw model.
+
+Structured output first asks for the provider's native structured output when
+the model supports it; otherwise (or when that reply does not validate) it
+asks in plain text for JSON matching the schema, extracts the JSON from the
+reply (fenced, bare or embedded), validates it with pydantic and, on failure,
+retries with the validation error, up to ``max_attempts`` calls in all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from pydantic import ValidationError
+
+from pytest_karenina.llm.json_extract import (
+    JsonExtractionError,
+    correction_message,
+    extract_json,
+    schema_request_block,
+)
+from pytest_karenina.llm.ports import (
+    ChatMessage,
+    ChatResponse,
+    LLMCallError,
+    ModelRequest,
+    ModelT,
+    RawModel,
+    StructuredResponse,
+    Usage,
+)
+
+DEFAULT_STRUCTURED_ATTEMPTS = 4
+
+
+def _with_schema_request(messages: Sequence[ChatMessage], block: str) -> list[ChatMessage]:
+    """Append the JSON request to the last user message (or add one)."""
+    result = list(messages)
+    for index in range(len(result) - 1, -1, -1):
+        if result[index].role == "user":
+            result[index] = replace(result[index], content=f"{result[index].content}\n\n{block}")
+            return result
+    return [*result, ChatMessage("user", block)]
+
+
+class LLMService:
+    """Implements :class:`~.ports.ChatPort` and :class:`~.ports.StructuredPort`.
+
+    ``native_structured``: whether to ask the provider for structured output
+    (``json_schema`` in the request) on the first attempt.
+    """
+
+    def __init__(
+        self,
+        raw: RawModel,
+        *,
+        native_structured: bool = True,
+        max_attempts: int = DEFAULT_STRUCTURED_ATTEMPTS,
+        question_id: str | None = None,
+    ) -> None:
+        self.raw = raw
+        self.native_structured = native_structured
+        self.max_attempts = max(1, max_attempts)
+        self.question_id = question_id
+
+    def for_question(self, question_id: str) -> LLMService:
+        """The same service, naming ``question_id`` in requests (for errors and replay)."""
+        return LLMService(
+            self.raw,
+            native_structured=self.native_structured,
+            max_attempts=self.max_attempts,
+            question_id=question_id,
+        )
+
+    def chat(self, messages: Sequence[ChatMessage], *, call_kind: str) -> ChatResponse:
+        request = ModelRequest(tuple(messages), call_kind, question_id=self.question_id)
+        reply = self.raw.invoke(request)
+        return ChatResponse(text=reply.text, usage=reply.usage, model=reply.model)
+
+    def parse(
+        self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str
+    ) -> StructuredResponse[ModelT]:
+        json_schema = schema.model_json_schema()
+        plain = _with_schema_request(messages, schema_request_block(json_schema))
+        conversation: list[ChatMessage] = list(messages if self.native_structured else plain)
+        usage = Usage()
+        last_text = ""
+        last_error = "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            native = self.native_structured and attempt == 1
+            request = ModelRequest(
+                tuple(conversation),
+                call_kind,
+                json_schema=json_schema if native else None,
+                schema_name=schema.__name__,
+                question_id=self.question_id,
+            )
+            reply = self.raw.invoke(request)
+            usage = usage + reply.usage
+            last_text = reply.text
+            try:
+                value = schema.model_validate(extract_json(reply.text))
+            except (JsonExtractionError, ValidationError) as exc:
+                last_error = _short_error(exc)
+                if native:
+                    conversation = plain
+                conversation = [
+                    *conversation,
+                    ChatMessage("assistant", reply.text),
+                    correction_message(last_error),
+                ]
+                continue
+            return StructuredResponse(value, reply.text, usage, reply.model, attempt)
+        raise LLMCallError(
+            call_kind,
+            f"the reply could not be read as {schema.__name__} after {self.max_attempts} "
+            f"attempts: {last_error}",
+            raw_text=last_text,
+        )
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'value'}: {error['msg']}"
+            for error in exc.errors()
+        )
+    return str(exc)

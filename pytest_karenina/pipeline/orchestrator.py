@@ -1,0 +1,119 @@
+"""Running a list of stages over a context, and checking that the list makes sense."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.stage import VerificationStage
+
+logger = logging.getLogger("pytest_karenina.pipeline")
+
+FINAL_RESULT = "final_result"
+"""Artifact key under which the finalizer leaves the ``VerificationResult``."""
+
+
+def _always_runs(stage: VerificationStage) -> bool:
+    return bool(getattr(stage, "always_runs", False))
+
+
+class StageRegistry:
+    """Named stages, and validation of a stage order against requires/produces."""
+
+    def __init__(self, stages: Iterable[VerificationStage] = ()) -> None:
+        self._stages: dict[str, VerificationStage] = {}
+        for stage in stages:
+            self.register(stage)
+
+    def register(self, stage: VerificationStage) -> None:
+        """Add a stage; a second stage with the same name is a ``ValueError``."""
+        if not isinstance(stage, VerificationStage):
+            raise TypeError(f"{stage!r} does not implement the VerificationStage protocol")
+        if stage.name in self._stages:
+            raise ValueError(f"a stage named {stage.name!r} is already registered")
+        self._stages[stage.name] = stage
+
+    def get(self, name: str) -> VerificationStage:
+        try:
+            return self._stages[name]
+        except KeyError:
+            raise KeyError(f"no stage named {name!r} (registered: {list(self._stages)})") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._stages
+
+    def __len__(self) -> int:
+        return len(self._stages)
+
+    @staticmethod
+    def validate_dependencies(stages: Sequence[VerificationStage]) -> list[str]:
+        """Problems with running ``stages`` in this order (empty when none).
+
+        Every key a stage requires must be produced by a stage before it; names
+        must be unique; a stage that always runs (the finalizer) must come last.
+        """
+        errors: list[str] = []
+        produced: dict[str, str] = {}
+        seen: set[str] = set()
+        for position, stage in enumerate(stages):
+            if stage.name in seen:
+                errors.append(f"stage {stage.name!r} appears more than once")
+            seen.add(stage.name)
+            for key in stage.requires:
+                if key not in produced:
+                    errors.append(
+                        f"stage {stage.name!r} requires {key!r}, which no earlier stage produces"
+                    )
+            for key in stage.produces:
+                produced.setdefault(key, stage.name)
+            if _always_runs(stage) and position != len(stages) - 1:
+                errors.append(f"stage {stage.name!r} must be the last stage")
+        return errors
+
+
+class StageOrchestrator:
+    """Runs stages in order over one context.
+
+    A stage runs when its ``should_run`` says so (stages marked ``always_runs``
+    run regardless). An exception inside a stage is recorded as the context's
+    error, ``"Stage <name> raised exception: <Type>: <message>"``, so the run
+    goes on to the finalizer: one broken stage never loses the item's result.
+    """
+
+    def __init__(self, stages: Sequence[VerificationStage]) -> None:
+        errors = StageRegistry.validate_dependencies(stages)
+        if errors:
+            raise ValueError("invalid stage list: " + "; ".join(errors))
+        self.stages: list[VerificationStage] = list(stages)
+
+    @property
+    def stage_names(self) -> list[str]:
+        return [stage.name for stage in self.stages]
+
+    def run(self, context: VerificationContext) -> Any:
+        """Run every stage and return what the finalizer produced (if any)."""
+        for stage in self.stages:
+            if not (_always_runs(stage) or stage.should_run(context)):
+                logger.debug("%s: skipping %s", context.question_id, stage.name)
+                continue
+            try:
+                stage.execute(context)
+            except Exception as exc:
+                context.mark_error(
+                    f"Stage {stage.name} raised exception: {type(exc).__name__}: {exc}",
+                    stage=stage.name,
+                )
+        return context.get_artifact(FINAL_RESULT)
+
+    @classmethod
+    def from_config(cls, config: Any = None, **options: Any) -> StageOrchestrator:
+        """The default stage list for a configuration (see :mod:`.stage_list`).
+
+        ``config`` is a ``VerificationConfig``; keyword options (``rubric``,
+        ``evaluation_mode``, ``abstention_enabled``, ...) override its values.
+        """
+        from pytest_karenina.pipeline.stage_list import default_stages
+
+        return cls(default_stages(config, **options))

@@ -1,0 +1,119 @@
+"""Stage 13, FinalizeResult: build the ``VerificationResult`` from the context.
+
+It always runs, also after a fatal error, so every task yields a result.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pytest_karenina.pipeline.artifacts import ArtifactKeys
+from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.orchestrator import FINAL_RESULT
+from pytest_karenina.pipeline.stage import BaseVerificationStage
+from pytest_karenina.pipeline.stages.common import config_value
+from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
+from pytest_karenina.results import (
+    VerificationResult,
+    VerificationResultMetadata,
+    VerificationResultTemplate,
+    cap_warnings,
+    classify_failure,
+    collect_caveats,
+    compute_result_id,
+)
+
+RETRY_COUNTS = "retry_counts"
+"""Artifact: ``{category: {"used": n, "budget": max}}`` filled by the LLM transport."""
+ERROR_CATEGORY = "error_category"
+"""Artifact: the error class of the LLM failure that stopped the run, if any."""
+
+_TEMPLATE_FIELDS = frozenset(VerificationResultTemplate.model_fields)
+
+
+class FinalizeResultStage(BaseVerificationStage):
+    """Assembles metadata (ids, identities, timing, failure, caveats), the template
+    section from the accumulated result fields, and the root trace fields."""
+
+    always_runs = True
+
+    @property
+    def name(self) -> str:
+        return "FinalizeResult"
+
+    def execute(self, context: VerificationContext) -> None:
+        fields = context.result_fields
+        template = VerificationResultTemplate.model_validate(
+            {
+                **{key: value for key, value in fields.items() if key in _TEMPLATE_FIELDS},
+                "usage_metadata": context.usage_tracker().to_metadata(),
+            }
+        )
+        result = VerificationResult(
+            metadata=self._metadata(context, template),
+            template=template,
+            evaluation_input=fields.get(ArtifactKeys.EVALUATION_INPUT),
+            used_full_trace=fields.get(ArtifactKeys.USED_FULL_TRACE, True),
+            trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
+        )
+        context.set_artifact(FINAL_RESULT, result)
+
+    def _metadata(
+        self, context: VerificationContext, template: VerificationResultTemplate
+    ) -> VerificationResultMetadata:
+        answering = context.answering_model.identity("answering")
+        parsing = context.parsing_model.identity("parsing")
+        retry_counts = context.get_artifact(RETRY_COUNTS)
+        failure = classify_failure(
+            failed_stage=context.get_artifact(ArtifactKeys.FAILED_STAGE),
+            template_verification_performed=template.template_verification_performed,
+            verify_result=template.verify_result,
+            error=context.error,
+            error_stage=context.error_stage,
+            error_category=context.get_artifact(ERROR_CATEGORY),
+            retry_counts=retry_counts,
+            abstention_detected=template.abstention_detected,
+            abstention_reasoning=template.abstention_reasoning,
+            sufficiency_detected=template.sufficiency_detected,
+            sufficiency_reasoning=template.sufficiency_reasoning,
+            template_validation_error=template.template_validation_error,
+        )
+        judge_output = context.get_artifact(JUDGE_RAW_OUTPUT)
+        if failure is not None and judge_output:
+            details: dict[str, Any] = {**(failure.details or {}), "judge_output": judge_output}
+            failure = failure.model_copy(update={"details": details})
+        few_shot = context.few_shot_examples or []
+        return VerificationResultMetadata(
+            question_id=context.question_id,
+            template_id=context.template_id,
+            completed_without_errors=context.error is None,
+            error=context.error,
+            failure=failure,
+            caveats=list(
+                collect_caveats(
+                    response_timeout_partial=template.response_timeout_partial,
+                    embedding_override_applied=template.embedding_override_applied,
+                    retry_counts=retry_counts,
+                )
+            ),
+            warnings=cap_warnings(context.warnings),
+            retry_counts=retry_counts,
+            question_text=context.question_text,
+            raw_answer=context.raw_answer,
+            keywords=context.keywords,
+            answering=answering,
+            parsing=parsing,
+            answering_system_prompt=context.answering_model.system_prompt,
+            parsing_system_prompt=context.parsing_model.system_prompt,
+            execution_time=time.perf_counter() - context.started_at,
+            timestamp=context.timestamp,
+            result_id=compute_result_id(
+                answering, parsing, context.question_id, context.replicate, context.timestamp
+            ),
+            run_name=context.run_name,
+            replicate=context.replicate,
+            few_shot_enabled=bool(few_shot),
+            few_shot_example_count=len(few_shot),
+            evaluation_mode=config_value(context, "evaluation_mode", None),
+        )

@@ -1,0 +1,103 @@
+"""Stage 7, ParseTemplate: the judge fills in the template from the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_karenina.llm.ports import LLMCallError
+from pytest_karenina.pipeline.artifacts import ArtifactKeys
+from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.stage import BaseVerificationStage
+from pytest_karenina.pipeline.stages.common import (
+    abstained,
+    answer_class,
+    config_value,
+    evaluation_input,
+    judge_label,
+    prompt_instructions,
+    recursion_limited,
+)
+from pytest_karenina.prompts import parsing_messages
+from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
+from pytest_karenina.templates.extraction import relaxed_class, strict_rebuild
+
+JUDGE_RAW_OUTPUT = "judge_raw_output"
+"""Artifact with the judge's unreadable reply when parsing failed."""
+
+
+class ParseTemplateStage(BaseVerificationStage):
+    """Turns the answer into an instance of the template.
+
+    Regex-only and trace-only templates need no judge. Otherwise the judge sees
+    the question, the answer (its final AI message unless configured otherwise)
+    and :func:`judge_schema`, never the ground truth. A reply that cannot be
+    read is a fatal parse error; the raw reply is kept.
+    """
+
+    @property
+    def name(self) -> str:
+        return "ParseTemplate"
+
+    @property
+    def requires(self) -> list[str]:
+        return [ArtifactKeys.ANSWER, ArtifactKeys.RAW_LLM_RESPONSE]
+
+    @property
+    def produces(self) -> list[str]:
+        return [ArtifactKeys.PARSED_ANSWER]
+
+    def should_run(self, context: VerificationContext) -> bool:
+        if not super().should_run(context):
+            return False
+        insufficient = context.get_artifact(ArtifactKeys.SUFFICIENCY_DETECTED) is False
+        trace_failed = context.get_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED) is True
+        return not (
+            recursion_limited(context) or abstained(context) or insufficient or trace_failed
+        )
+
+    def execute(self, context: VerificationContext) -> None:
+        cls = answer_class(context)
+        mode = template_mode(cls)
+        if mode in ("regex_only", "trace_only"):
+            context.set_artifact(ArtifactKeys.PARSED_ANSWER, cls.model_construct())
+            context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, f"{mode} (no LLM)")
+            return
+        if context.judge_llm is None:
+            raise RuntimeError("no parsing model is configured for this run")
+        full_trace = bool(config_value(context, "use_full_trace_for_template", False))
+        text, used_full = evaluation_input(context, full_trace)
+        context.set_artifact_and_result(ArtifactKeys.USED_FULL_TRACE, used_full)
+        context.set_artifact_and_result(ArtifactKeys.EVALUATION_INPUT, text if used_full else None)
+        raw_class = context.get_artifact(ArtifactKeys.RAW_ANSWER)
+        messages = parsing_messages(
+            context.question_text,
+            text,
+            judge_schema(raw_class),
+            extraction_hints=_hints(raw_class) if _hints_enabled(context) else None,
+            instructions=prompt_instructions(context, "parsing"),
+        )
+        try:
+            reply = context.judge_llm.parse(messages, relaxed_class(raw_class), call_kind="parsing")
+        except LLMCallError as exc:
+            context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
+            context.set_artifact_and_result(
+                ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
+            )
+            context.mark_error(f"Parsing failed: {exc.reason}", self.name)
+            return
+        context.usage_tracker().record("parsing", reply.usage, judge_label(context))
+        parsed: BaseAnswer = strict_rebuild(cls, reply.value.model_dump())
+        context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
+        context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+
+
+def _hints_enabled(context: VerificationContext) -> bool:
+    return bool(config_value(context, "include_extraction_hints", True))
+
+
+def _hints(raw_class: type[BaseAnswer]) -> dict[str, Any]:
+    return {
+        name: meta.extraction_hint
+        for name, meta in raw_class.verified_fields().items()
+        if meta.extraction_hint and not meta.is_trace
+    }

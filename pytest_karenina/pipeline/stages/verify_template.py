@@ -1,0 +1,101 @@
+"""Stage 8, VerifyTemplate: deterministic verification of the parsed answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pytest_karenina.pipeline.artifacts import ArtifactKeys
+from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.stage import BaseVerificationStage
+from pytest_karenina.pipeline.stages.common import abstained, recursion_limited
+from pytest_karenina.templates import BaseAnswer, evaluate_fields, strategy_label
+from pytest_karenina.templates.composition import template_strategy
+from pytest_karenina.templates.extraction import parsed_gt_response, parsed_llm_response
+
+logger = logging.getLogger("pytest_karenina.pipeline")
+
+
+def _field_verdict(parsed: BaseAnswer) -> tuple[bool, str | None]:
+    verify = getattr(parsed, "verify", None)
+    if verify is None:  # regex-only templates may leave verify() out
+        return True, None
+    try:
+        outcome = verify()
+    except Exception as exc:
+        return False, f"Field verification failed: {type(exc).__name__}: {exc}"
+    if not isinstance(outcome, bool):
+        logger.warning("verify() returned %r, not a bool; using its truth value", outcome)
+    return bool(outcome), None
+
+
+class VerifyTemplateStage(BaseVerificationStage):
+    """``verify_result = verify() AND regex checks``, plus per-field results,
+    the granular score and the regex details. An exception from ``verify()``
+    fails the item (it is not an error) and is kept in ``field_verification_error``.
+    """
+
+    @property
+    def name(self) -> str:
+        return "VerifyTemplate"
+
+    @property
+    def requires(self) -> list[str]:
+        return [ArtifactKeys.PARSED_ANSWER]
+
+    @property
+    def produces(self) -> list[str]:
+        return [ArtifactKeys.VERIFY_RESULT, ArtifactKeys.FIELD_VERIFICATION_RESULT]
+
+    def should_run(self, context: VerificationContext) -> bool:
+        return (
+            super().should_run(context)
+            and context.has_artifact(ArtifactKeys.PARSED_ANSWER)
+            and not abstained(context)
+            and not recursion_limited(context)
+        )
+
+    def execute(self, context: VerificationContext) -> None:
+        parsed: BaseAnswer = context.get_artifact(ArtifactKeys.PARSED_ANSWER)
+        raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
+        parsed._raw_trace = raw
+        parsed._scenario_context = context.get_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS)
+        field_ok, error = _field_verdict(parsed)
+        regex = parsed.verify_regex(raw)
+        results: dict[str, Any] = {
+            ArtifactKeys.FIELD_VERIFICATION_ERROR: error,
+            ArtifactKeys.REGEX_VALIDATIONS_PERFORMED: bool(regex["results"]),
+            ArtifactKeys.REGEX_VALIDATION_RESULTS: regex["results"],
+            ArtifactKeys.REGEX_VALIDATION_DETAILS: regex["details"],
+            ArtifactKeys.REGEX_OVERALL_SUCCESS: regex["success"],
+            ArtifactKeys.REGEX_EXTRACTION_RESULTS: {
+                name: detail.get("matches_found") for name, detail in regex["details"].items()
+            },
+            ArtifactKeys.VERIFY_RESULT: field_ok and regex["success"],
+            ArtifactKeys.TEMPLATE_VERIFICATION_PERFORMED: True,
+            ArtifactKeys.PARSED_LLM_RESPONSE: parsed_llm_response(parsed),
+            ArtifactKeys.PARSED_GT_RESPONSE: parsed_gt_response(parsed),
+            ArtifactKeys.VERIFY_GRANULAR_RESULT: None,
+        }
+        if type(parsed).verified_fields():
+            results.update(_field_details(parsed))
+        if error is None and hasattr(parsed, "verify_granular"):
+            try:
+                results[ArtifactKeys.VERIFY_GRANULAR_RESULT] = parsed.verify_granular()
+            except Exception as exc:
+                context.warnings.append(f"verify_granular() raised {type(exc).__name__}: {exc}")
+        context.set_artifact(ArtifactKeys.FIELD_VERIFICATION_RESULT, field_ok)
+        for key, value in results.items():
+            context.set_artifact_and_result(key, value)
+
+
+def _field_details(parsed: BaseAnswer) -> dict[str, Any]:
+    try:
+        outcomes = evaluate_fields(parsed)
+    except Exception:  # verify() already reported the same failure
+        return {}
+    return {
+        ArtifactKeys.FIELD_RESULTS: {name: o.result for name, o in outcomes.items()},
+        ArtifactKeys.FIELD_SCORES: {name: o.score for name, o in outcomes.items()},
+        ArtifactKeys.COMPOSITION_STRATEGY: strategy_label(template_strategy(type(parsed))),
+    }

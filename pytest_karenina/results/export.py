@@ -1,0 +1,157 @@
+"""Karenina's results export, ``format_version`` 2.2 (spec 7.1), and the other loadable shapes.
+
+An export is one JSON object written as a stream: the header object without its closing
+brace, ``,"results":[`` and a newline, one result per line separated by ``,`` + newline, a
+newline and ``]``, optionally ``,"scenario_results":[`` ... ``]`` in the same layout, then
+``}`` and a newline. It is plain JSON: read it with ``json.load``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Mapping
+from importlib import metadata as importlib_metadata
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from pytest_karenina.results.ids import export_timestamp as utc_export_timestamp
+from pytest_karenina.results.result import VerificationResult, strip_seed_only
+
+FORMAT_VERSION = "2.2"
+
+
+def default_karenina_version() -> str:
+    """The ``metadata.karenina_version`` we write: ``"pytest-karenina <version>"``."""
+    try:
+        version = importlib_metadata.version("pytest-karenina")
+    except importlib_metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"pytest-karenina {version}"
+
+
+def export_header(
+    *,
+    total: int,
+    successful: int,
+    job_id: str | None = None,
+    karenina_version: str | None = None,
+    verification_config: Mapping[str, Any] | None = None,
+    rubric_definition: Mapping[str, Any] | None = None,
+    start_time: float | None = None,
+    end_time: float | None = None,
+    is_complete: bool = True,
+    export_timestamp: str | None = None,
+) -> dict[str, Any]:
+    """The header object of an export (everything but ``results``).
+
+    ``total`` is the number of results and ``successful`` those whose ``metadata.failure`` is
+    null. ``job_id`` defaults to a new UUID4, ``karenina_version`` to
+    :func:`default_karenina_version`, ``export_timestamp`` to the current UTC time.
+    ``verification_config`` is the reduced ``{answering_models: [{provider, name,
+    temperature, interface}], parsing_models: [...]}`` dict (both lists empty when None);
+    ``rubric_definition`` the global rubric dumped with only its explicitly set fields.
+    """
+    duration = end_time - start_time if start_time is not None and end_time is not None else None
+    return {
+        "format_version": FORMAT_VERSION,
+        "metadata": {
+            "export_timestamp": export_timestamp or utc_export_timestamp(),
+            "karenina_version": karenina_version or default_karenina_version(),
+            "job_id": job_id or str(uuid.uuid4()),
+            "verification_config": (
+                dict(verification_config)
+                if verification_config is not None
+                else {"answering_models": [], "parsing_models": []}
+            ),
+            "job_summary": {
+                "total_questions": total,
+                "successful_count": successful,
+                "failed_count": total - successful,
+                "start_time": start_time,
+                "end_time": end_time,
+                "total_duration": duration,
+                "is_complete": is_complete,
+            },
+        },
+        "shared_data": {
+            "rubric_definition": dict(rubric_definition) if rubric_definition is not None else None
+        },
+    }
+
+
+def result_line(result: VerificationResult | Mapping[str, Any]) -> str:
+    """One result as the single JSON line it occupies in an export.
+
+    A mapping is taken to be a ``model_dump(mode="json")`` of a result; seed-only fields are
+    dropped from it as from :meth:`VerificationResult.export_dict`.
+    """
+    data = (
+        result.export_dict() if isinstance(result, VerificationResult) else strip_seed_only(result)
+    )
+    return json.dumps(data, ensure_ascii=False)
+
+
+def is_successful(result: VerificationResult | Mapping[str, Any]) -> bool:
+    """Whether the result counts as successful in ``job_summary`` (its failure is null)."""
+    if isinstance(result, VerificationResult):
+        return result.metadata.failure is None
+    meta = result.get("metadata")
+    return isinstance(meta, Mapping) and meta.get("failure") is None
+
+
+def write_export(
+    out: TextIO,
+    header: Mapping[str, Any],
+    result_lines: Iterable[str],
+    scenario_results: Iterable[Any] | None = None,
+) -> None:
+    """Write an export with the header object and pre-rendered result lines to ``out``."""
+    out.write(json.dumps(header, ensure_ascii=False)[:-1])
+    _write_array(out, "results", result_lines)
+    if scenario_results is not None:
+        lines = (json.dumps(_jsonable(item), ensure_ascii=False) for item in scenario_results)
+        _write_array(out, "scenario_results", lines)
+    out.write("}\n")
+
+
+def _write_array(out: TextIO, key: str, lines: Iterable[str]) -> None:
+    out.write(f',"{key}":[\n')
+    first = True
+    for line in lines:
+        if not first:
+            out.write(",\n")
+        out.write(line)
+        first = False
+    out.write("\n]")
+
+
+def _jsonable(item: Any) -> Any:
+    return item.model_dump(mode="json") if isinstance(item, BaseModel) else item
+
+
+def read_export_payload(text: str) -> tuple[list[Any], list[Any] | None]:
+    """``(result dicts, scenario_results)`` from any result file shape Karenina loads.
+
+    Accepted: the format-2.x object (``results`` array, optional ``scenario_results``), a bare
+    array of results (``export_verification_results`` JSON, extra ``row_index`` keys are
+    ignored later), ``{"runs": {run_name: [results]}}`` and a mapping of keys to results.
+    Raises ValueError for anything else.
+    """
+    data = json.loads(text)
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict):
+        if isinstance(data.get("results"), list):
+            scenarios = data.get("scenario_results")
+            return data["results"], scenarios if isinstance(scenarios, list) else None
+        runs = data.get("runs")
+        if isinstance(runs, dict):
+            return [item for run in runs.values() if isinstance(run, list) for item in run], None
+        if data and all(isinstance(v, dict) and "metadata" in v for v in data.values()):
+            return list(data.values()), None
+    raise ValueError(
+        "not a Karenina results file: expected a format-2.x export, a list of results, "
+        '{"runs": {...}} or a mapping of results'
+    )

@@ -1,0 +1,123 @@
+"""What the judge's reply is validated against, and how the template is rebuilt from it.
+
+Spec 2.8: the judge's reply is validated with a *relaxed* class (every
+VerifiedField optional, so a judge can say "not stated" with null without
+failing the whole parse), then the real template is rebuilt without
+validation; VerifiedFields left null are recorded in ``_null_fields`` and
+verify as ``None`` (neither pass nor fail by accident). Also the two parsed
+views stored in results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional, cast
+
+from pydantic import create_model
+
+from pytest_karenina.templates.base_answer import BaseAnswer
+from pytest_karenina.templates.conditional import resolve_conditional
+
+RELAXED_SUFFIX = "__Relaxed"
+UNANSWERED_KEY = "_unanswered_fields"
+"""Reply key listing fields the judge explicitly could not answer (agentic parsing)."""
+CONFIG_KEYS = ("id", "correct", "regex")
+"""Keys left out of ``parsed_llm_response``: the question id and the ground truth."""
+
+_RELAXED_CACHE = "__karenina_relaxed__"
+
+
+def _build_relaxed(answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
+    verified = answer_class.verified_fields()
+    fields: dict[str, Any] = {}
+    for name, info in answer_class.model_fields.items():
+        if name in BaseAnswer.model_fields:
+            continue
+        if name in verified:
+            fields[name] = (Optional[info.annotation], None)  # noqa: UP045 - runtime type
+        else:
+            fields[name] = (info.annotation, info)
+    relaxed = create_model(
+        f"{answer_class.__name__}{RELAXED_SUFFIX}",
+        __base__=BaseAnswer,
+        __doc__=answer_class.__doc__,
+        __module__=answer_class.__module__,
+        **fields,
+    )
+    return cast(type[BaseAnswer], relaxed)
+
+
+def relaxed_class(answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
+    """The extraction class ``<ClassName>__Relaxed`` for ``answer_class`` (spec 2.8 item 2).
+
+    Built on ``BaseAnswer`` (so ``id`` and ``extra="allow"``); non-verified fields
+    are copied unchanged (a required classic field stays required); every
+    VerifiedField, trace fields included, becomes ``Optional[T] = None`` with no
+    description and no verification metadata, so its schema carries no ground
+    truth. Methods and validators of the template are not copied. Cached on the
+    class.
+    """
+    cached = answer_class.__dict__.get(_RELAXED_CACHE)
+    if cached is None:
+        cached = _build_relaxed(answer_class)
+        type.__setattr__(answer_class, _RELAXED_CACHE, cached)
+    return cast(type[BaseAnswer], cached)
+
+
+def strict_rebuild(
+    answer_class: type[BaseAnswer], data: Mapping[str, Any], *, raw_trace: str | None = None
+) -> BaseAnswer:
+    """An ``answer_class`` instance from the judge's (relaxed) reply (spec 2.8 item 3).
+
+    VerifiedFields that are null or missing in ``data``, or named in its
+    ``_unanswered_fields`` list, go to the instance's ``_null_fields``; every
+    other non-null value (extra keys included) goes into
+    ``answer_class.model_construct`` without validation, so the class's
+    ``model_post_init`` runs (ground truth hooks, question-id injection). Null
+    values are dropped, so an omitted field takes its declared default.
+    ``raw_trace`` is attached for trace primitives.
+    """
+    listed = data.get(UNANSWERED_KEY)
+    listed = listed if isinstance(listed, list | tuple) else ()
+    unanswered = {name for name in listed if isinstance(name, str)}
+    null_fields = frozenset(
+        name
+        for name in answer_class.verified_fields()
+        if data.get(name) is None or name in unanswered
+    )
+    values = {
+        key: value
+        for key, value in data.items()
+        if key != UNANSWERED_KEY and key not in null_fields and value is not None
+    }
+    answer = answer_class.model_construct(**values)
+    answer._null_fields = null_fields
+    if raw_trace is not None:
+        answer._raw_trace = raw_trace
+    return answer
+
+
+def parsed_llm_response(answer: BaseAnswer) -> dict[str, Any]:
+    """``answer.model_dump()`` without ``id``, ``correct`` and ``regex``: what the judge
+    extracted (extra keys from the reply included)."""
+    dumped = answer.model_dump()
+    return {key: value for key, value in dumped.items() if key not in CONFIG_KEYS}
+
+
+def parsed_gt_response(answer: BaseAnswer) -> dict[str, Any] | None:
+    """The ground truth of ``answer``: ``self.correct`` merged with the ground truth of
+    every VerifiedField (conditional ones resolved in the instance's scenario
+    context, outside scenarios their default). A VerifiedField's own ground
+    truth wins, as it is what auto-``verify()`` compares against. None when the
+    template has neither."""
+    correct = getattr(answer, "correct", None)
+    truth: dict[str, Any] = dict(correct) if isinstance(correct, Mapping) else {}
+    verified = type(answer).verified_fields()
+    for name, meta in verified.items():
+        if meta.is_conditional:
+            truth[name], _ = resolve_conditional(meta.ground_truth, answer._scenario_context)
+        else:
+            truth[name] = meta.ground_truth
+    if not truth and correct is None and not verified:
+        return None
+    return truth
