@@ -15,6 +15,8 @@ __version__ = "0.1.0.dev0"
 _CHECKPOINT = "pytest_karenina.checkpoint"
 _RUBRICS = "pytest_karenina.rubrics"
 _TEMPLATES = "pytest_karenina.templates"
+_PIPELINE = "pytest_karenina.pipeline"
+_RESULTS = "pytest_karenina.results"
 
 _PRIMITIVE_NAMES = (
     "VerificationPrimitive",
@@ -62,6 +64,11 @@ _LAZY: dict[str, str] = {
         _RUBRICS,
     ),
     **dict.fromkeys(
+        ("run_verification", "VerificationConfig", "ConfigError", "load_preset"), _PIPELINE
+    ),
+    "ModelConfig": "pytest_karenina.llm",
+    **dict.fromkeys(("VerificationResult", "VerificationResultSet"), _RESULTS),
+    **dict.fromkeys(
         (
             "BaseAnswer",
             "VerifiedField",
@@ -92,6 +99,7 @@ __all__ = [
     "CallableTrait",
     "CheckpointError",
     "ConditionalGroundTruth",
+    "ConfigError",
     "ContainsAll",
     "ContainsAny",
     "DateMatch",
@@ -103,6 +111,7 @@ __all__ = [
     "LLMRubricTrait",
     "LiteralMatch",
     "MetricRubricTrait",
+    "ModelConfig",
     "NumericExact",
     "NumericGraded",
     "NumericMaximum",
@@ -124,12 +133,17 @@ __all__ = [
     "TraceLength",
     "TracePrimitive",
     "TraceRegex",
+    "VerificationConfig",
     "VerificationPrimitive",
+    "VerificationResult",
+    "VerificationResultSet",
     "VerifiedField",
     "__version__",
     "compile_template",
     "judge_schema",
     "load_checkpoint",
+    "load_preset",
+    "run_verification",
     "save_checkpoint",
     "template_id",
 ]
@@ -156,6 +170,14 @@ if TYPE_CHECKING:
         load_checkpoint,
         save_checkpoint,
     )
+    from pytest_karenina.llm import ModelConfig
+    from pytest_karenina.pipeline import (
+        ConfigError,
+        VerificationConfig,
+        load_preset,
+        run_verification,
+    )
+    from pytest_karenina.results import VerificationResult, VerificationResultSet
     from pytest_karenina.rubrics import (
         AgenticRubricTrait,
         CallableTrait,

@@ -1,1 +1,33 @@
-"""LLM access: ports, adapters, structured output, transport and record/replay."""
+"""LLM access: ports, adapters, structured output, transport and record/replay.
+
+Importing this package loads no provider SDK; adapters import theirs on first use.
+"""
+
+from pytest_karenina.llm.model_config import ModelConfig, RetryPolicy
+from pytest_karenina.llm.ports import (
+    ChatMessage,
+    ChatPort,
+    ChatResponse,
+    LLMCallError,
+    ModelReply,
+    ModelRequest,
+    RawModel,
+    StructuredPort,
+    StructuredResponse,
+    Usage,
+)
+
+__all__ = [
+    "ChatMessage",
+    "ChatPort",
+    "ChatResponse",
+    "LLMCallError",
+    "ModelConfig",
+    "ModelReply",
+    "ModelRequest",
+    "RawModel",
+    "RetryPolicy",
+    "StructuredPort",
+    "StructuredResponse",
+    "Usage",
+]

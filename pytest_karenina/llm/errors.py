@@ -79,7 +79,7 @@ _BY_MESSAGE: tuple[tuple[ErrorClass, re.Pattern[str]], ...] = (
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(
-        r"(?i)\b([\w-]*(?:api[_-]?key|token|secret|password|authorization))"
+        r"(?i)\b([\w-]{0,40}(?:api[_-]?key|token|secret|password|authorization))"
         r"(\"?\s*[=:]\s*[\"']?)[^\s\"',;}&]+"
     ),
     re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"),

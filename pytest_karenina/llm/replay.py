@@ -2,9 +2,7 @@
 
 Modes: ``off`` (store unused), ``record`` (always call, store the reply),
 ``replay`` (stored reply on a hit; on a miss call and store), ``strict`` (stored
-reply or :class:`ReplayMiss`; never calls the model, never writes). The store is
-a reviewable JSONL file safe to commit: secrets never reach it, and threads and
-xdist workers append to it at once under ``flock`` (see :class:`ReplayStore`).
+reply or :class:`ReplayMiss`; never calls the model, never writes).
 """
 
 from __future__ import annotations
@@ -150,9 +148,14 @@ def _parse(text: str, path: Path) -> dict[str, dict[str, Any]]:
 class ReplayStore:
     """A JSONL file of recorded replies, loaded lazily (a missing file is an empty store).
 
-    Thread-safe and safe across processes. ``secrets`` are extra values never to be
-    written (secret-looking environment values are always added). :meth:`compact`
-    (alias :meth:`save`) is a no-op in ``off`` and ``strict`` modes.
+    One entry per line: ``key``, ``call_kind``, sanitized ``identity``, ``request``
+    (messages, json_schema, schema_name), ``reply`` (text, usage, model) and
+    ``recorded_at``, keys sorted. :meth:`record` appends under an exclusive
+    ``flock`` on the sidecar ``<store>.lock`` (ignore it in git), so threads and
+    processes may record at once; :meth:`compact` (alias :meth:`save`) rewrites
+    the file sorted by key, de-duplicated (last write wins) and atomically, and
+    is a no-op in ``off`` and ``strict`` modes. ``secrets`` are extra values never
+    to be written (secret-looking environment values are always added).
     """
 
     def __init__(
@@ -168,7 +171,7 @@ class ReplayStore:
         self._hits = self._misses = self._added = 0
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        with self._lock:
+        with self._lock:  # read once, on first use
             if self._entries is None:
                 text = self.path.read_text("utf-8") if self.path.exists() else ""
                 self._entries = _parse(text, self.path)
@@ -185,8 +188,7 @@ class ReplayStore:
                 self._misses += 1
                 return None
             self._hits += 1
-        reply = entry["reply"]
-        usage = reply.get("usage") or {}
+        reply, usage = entry["reply"], entry["reply"].get("usage") or {}
         tokens = Usage(usage.get("input_tokens"), usage.get("output_tokens"))
         return ModelReply(reply["text"], tokens, reply.get("model"))
 
@@ -273,6 +275,7 @@ class ReplayingModel:
 
     @property
     def replay_identity(self) -> dict[str, Any]:
+        """The given ``identity``, else the inner model's (replay does not change it)."""
         if self._identity is not None:
             return dict(self._identity)
         assert self.inner is not None
@@ -281,8 +284,7 @@ class ReplayingModel:
     def invoke(self, request: ModelRequest) -> ModelReply:
         """Answer ``request`` from the store or the inner model, as the mode says."""
         mode = self.store.mode
-        if mode == "off":
-            assert self.inner is not None
+        if mode == "off" and self.inner is not None:  # inner is None only in strict mode
             return self.inner.invoke(request)
         identity = self.replay_identity
         key = replay_key(identity, request)

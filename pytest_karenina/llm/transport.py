@@ -125,7 +125,7 @@ class RetryingModel:
     request keeps its concurrency slot until it returns). ``max_total_seconds``
     bounds a whole call, waits included. ``limiter_key`` defaults to adapter,
     provider, model and base URL of the inner identity. ``secrets`` (and
-    secret-looking environment values) are redacted from messages. ``on_retry``
+    secret-looking environment values) are redacted from error messages. ``on_retry``
     gets a :class:`RetryEvent` per failed retryable attempt, in the calling thread.
     """
 

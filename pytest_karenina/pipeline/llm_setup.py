@@ -18,6 +18,7 @@ from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
 from pytest_karenina.llm.service import LLMService
 from pytest_karenina.llm.transport import ConcurrencyLimiter, RetryingModel
+from pytest_karenina.pipeline.retries import record_retry
 
 if TYPE_CHECKING:
     from pytest_karenina.llm.model_config import ModelConfig
@@ -79,6 +80,7 @@ class LLMFactory:
             timeout=model.request_timeout,
             limiter=self.limiter,
             secrets=model_secrets(model),
+            on_retry=record_retry,
         )
         if self.replay is not None and self.replay.mode != "off":
             stack = ReplayingModel(stack, self.replay)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.llm_setup import LLMFactory
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
+from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting_retries
 from pytest_karenina.pipeline.stages.generate_answer import CACHED_ANSWER, GENERATED_ANSWER
 from pytest_karenina.prompts import resolve_few_shot
 from pytest_karenina.results import VerificationResult, VerificationResultSet
@@ -122,7 +123,10 @@ def run_question(
         context.set_artifact(CACHED_ANSWER, cached_answer)
     if prepare is not None:
         prepare(context)
-    result = (orchestrator or StageOrchestrator.from_config(config)).run(context)
+    tally = RetryTally()
+    context.set_artifact(RETRY_TALLY, tally)
+    with collecting_retries(tally):
+        result = (orchestrator or StageOrchestrator.from_config(config)).run(context)
     if not isinstance(result, VerificationResult):
         raise RuntimeError(f"the stage list for {question.id} produced no VerificationResult")
     return result, context.get_artifact(GENERATED_ANSWER)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
+from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, RawModel, Usage
 from pytest_karenina.llm.replay import (
     ReplayingModel,
     ReplayMiss,
@@ -108,7 +108,7 @@ def test_sanitize_identity_strips_secrets_at_any_depth() -> None:
 def test_off_mode_always_calls_and_never_writes(tmp_path: Path) -> None:
     store = ReplayStore(tmp_path / "store.jsonl", "off")
     inner = ScriptedModel("a")
-    model = ReplayingModel(inner, store)
+    model: RawModel = ReplayingModel(inner, store)  # mypy checks the protocol here
 
     model.invoke(req())
     model.invoke(req())

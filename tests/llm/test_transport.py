@@ -14,7 +14,7 @@ from pytest_karenina.llm.model_config import (
     RetryPolicy,
     TimeoutEscalationConfig,
 )
-from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest
+from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel
 from pytest_karenina.llm.transport import (
     ConcurrencyLimiter,
     RetryEvent,
@@ -255,7 +255,8 @@ def test_llm_call_errors_from_inner_propagate_unchanged() -> None:
 
 def test_identity_is_the_inner_identity() -> None:
     inner = ScriptedModel("x", identity={"adapter": "a", "model": "m", "temperature": 0.5})
-    model = RetryingModel(inner)
+    model: RawModel = RetryingModel(inner)  # mypy checks the protocol here
+    assert isinstance(model, RetryingModel)
     assert model.replay_identity == inner.replay_identity
     assert model.limiter_key == "a::m:"
 

@@ -11,6 +11,7 @@ from typing import Any
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.orchestrator import FINAL_RESULT
+from pytest_karenina.pipeline.retries import ERROR_CATEGORY, RETRY_TALLY, RetryTally
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.common import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
@@ -23,11 +24,6 @@ from pytest_karenina.results import (
     collect_caveats,
     compute_result_id,
 )
-
-RETRY_COUNTS = "retry_counts"
-"""Artifact: ``{category: {"used": n, "budget": max}}`` filled by the LLM transport."""
-ERROR_CATEGORY = "error_category"
-"""Artifact: the error class of the LLM failure that stopped the run, if any."""
 
 _TEMPLATE_FIELDS = frozenset(VerificationResultTemplate.model_fields)
 
@@ -64,7 +60,8 @@ class FinalizeResultStage(BaseVerificationStage):
     ) -> VerificationResultMetadata:
         answering = context.answering_model.identity("answering")
         parsing = context.parsing_model.identity("parsing")
-        retry_counts = context.get_artifact(RETRY_COUNTS)
+        tally = context.get_artifact(RETRY_TALLY)
+        retry_counts = tally.as_metadata() if isinstance(tally, RetryTally) else None
         failure = classify_failure(
             failed_stage=context.get_artifact(ArtifactKeys.FAILED_STAGE),
             template_verification_performed=template.template_verification_performed,

@@ -6,6 +6,7 @@ from typing import Any
 
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.common import AI_HEADER, prompt_instructions
 from pytest_karenina.prompts import generation_messages
@@ -58,6 +59,7 @@ class GenerateAnswerStage(BaseVerificationStage):
         try:
             reply = context.answering_llm.chat(messages, call_kind="answer_generation")
         except Exception as exc:
+            note_llm_failure(context, exc)
             context.set_artifact_and_result(ArtifactKeys.RAW_LLM_RESPONSE, "")
             context.mark_error(f"Adapter call failed: {type(exc).__name__}: {exc}", self.name)
             return

@@ -7,6 +7,7 @@ from typing import Any
 from pytest_karenina.llm.ports import LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.common import (
     abstained,
@@ -79,6 +80,7 @@ class ParseTemplateStage(BaseVerificationStage):
         try:
             reply = context.judge_llm.parse(messages, relaxed_class(raw_class), call_kind="parsing")
         except LLMCallError as exc:
+            note_llm_failure(context, exc)
             context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
             context.set_artifact_and_result(
                 ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
