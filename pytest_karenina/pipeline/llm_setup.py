@@ -82,7 +82,10 @@ class LLMFactory:
             secrets=model_secrets(model),
             on_retry=record_retry,
         )
-        if self.replay is not None and self.replay.mode != "off":
+        # Manual answers are local already, and they depend on the question id,
+        # which is not part of a replay key.
+        replayable = model.interface != "manual"
+        if self.replay is not None and self.replay.mode != "off" and replayable:
             stack = ReplayingModel(stack, self.replay)
         return stack
 
