@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from pytest_karenina.pipeline.config import VerificationConfig
 
 
+RUBRIC_NOT_AVAILABLE = (
+    "rubric evaluation is not available in this version of pytest-karenina: "
+    "no rubric trait was evaluated"
+)
+
+
 @dataclass(frozen=True)
 class Task:
     """One pipeline run: which question, with which models, which replicate."""
@@ -121,6 +127,8 @@ def run_question(
     )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
+    if config.rubric_enabled:
+        context.warnings.append(RUBRIC_NOT_AVAILABLE)
     if prepare is not None:
         prepare(context)
     tally = RetryTally()

@@ -99,7 +99,8 @@ class BaseCheckStage(BaseVerificationStage):
         prefix = self._artifact_prefix
         detected, performed, reasoning, usage = self._detect(context)
         if usage is not None:
-            context.usage_tracker().record(f"{prefix}_check", usage)
+            judge = context.parsing_model.identity("parsing").display_string
+            context.usage_tracker().record(f"{prefix}_check", usage, judge)
         context.set_artifact_and_result(f"{prefix}_check_performed", performed)
         context.set_artifact_and_result(f"{prefix}_detected", detected)
         context.set_artifact_and_result(f"{prefix}_reasoning", reasoning)

@@ -38,7 +38,8 @@ and its metadata model rejects unknown keys); loading rebuilds them from the oth
 class VerificationResult(BaseModel):
     """One verification run: five sections plus the three shared trace-filtering fields.
 
-    ``metadata`` is always present; ``template`` unless the mode is ``rubric_only``;
+    ``metadata`` and ``template`` are always present (in ``rubric_only`` mode the template
+    section holds the answer and no verdict);
     ``rubric``, ``deep_judgment`` and ``deep_judgment_rubric`` only when those evaluations ran.
     ``evaluation_input`` is the text handed to evaluation (full trace or final AI message),
     ``used_full_trace`` says which, and ``trace_extraction_error`` records a failed

@@ -11,7 +11,7 @@ SEED_ONLY_TEMPLATE_FIELDS = frozenset({"template_validation_error"})
 
 
 class VerificationResultTemplate(BaseModel):
-    """Everything the template path produced; present unless the mode is ``rubric_only``.
+    """Everything the template path produced (in ``rubric_only`` mode: the answer, no verdict).
 
     Groups (all with None/False/empty defaults):
 

@@ -17,7 +17,7 @@ ANSWER = "The capital of France is Paris."
 """What the answering model says in most tests."""
 
 # A classic template: hand-written ground truth and verify().
-CLASSIC = '''
+CLASSIC = """
 class Answer(BaseAnswer):
     capital: str = Field(description="The capital city named in the response")
 
@@ -26,10 +26,10 @@ class Answer(BaseAnswer):
 
     def verify(self) -> bool:
         return self.capital.strip().lower() == self.correct["capital"].lower()
-'''
+"""
 
 # Classic template with a self.regex check on the raw trace.
-CLASSIC_WITH_REGEX = '''
+CLASSIC_WITH_REGEX = """
 class Answer(BaseAnswer):
     capital: str = Field(description="The capital city named in the response")
 
@@ -41,11 +41,11 @@ class Answer(BaseAnswer):
 
     def verify(self) -> bool:
         return self.capital.strip().lower() == self.correct["capital"].lower()
-'''
+"""
 
 # Regex-only: no fields, so no judge; the first check only passes on the raw trace with
 # its "--- AI Message ---" header line.
-REGEX_ONLY = '''
+REGEX_ONLY = """
 class Answer(BaseAnswer):
     def ground_truth(self):
         self.regex = {
@@ -56,10 +56,10 @@ class Answer(BaseAnswer):
             },
             "year": {"pattern": r"\\b1928\\b", "expected": "1928", "match_type": "exact"},
         }
-'''
+"""
 
 # Trace-only: every field is a trace primitive (no judge).
-TRACE_ONLY = '''
+TRACE_ONLY = """
 class Answer(BaseAnswer):
     has_header: bool = VerifiedField(
         description="The trace carries the AI message header",
@@ -71,10 +71,10 @@ class Answer(BaseAnswer):
         ground_truth=True,
         verify_with=TraceRegex(pattern=r"\\b1928\\b"),
     )
-'''
+"""
 
 # VerifiedField template with an AnyOf strategy and weights.
-VERIFIED_ANY_OF = '''
+VERIFIED_ANY_OF = """
 class Answer(BaseAnswer):
     capital: str = VerifiedField(
         description="The capital city named in the response",
@@ -91,10 +91,10 @@ class Answer(BaseAnswer):
 
     class VerificationStrategy:
         verify_strategy = AnyOf(conditions=[FieldCheck(field="capital"), FieldCheck(field="river")])
-'''
+"""
 
 # verify() raises; verify_granular() would answer if it were called.
-VERIFY_RAISES = '''
+VERIFY_RAISES = """
 class Answer(BaseAnswer):
     capital: str = Field(description="The capital city named in the response")
 
@@ -106,10 +106,10 @@ class Answer(BaseAnswer):
 
     def verify_granular(self) -> float:
         return 0.5
-'''
+"""
 
 # verify() passes; verify_granular() raises.
-GRANULAR_RAISES = '''
+GRANULAR_RAISES = """
 class Answer(BaseAnswer):
     capital: str = Field(description="The capital city named in the response")
 
@@ -121,16 +121,16 @@ class Answer(BaseAnswer):
 
     def verify_granular(self) -> float:
         raise ZeroDivisionError("granular exploded")
-'''
+"""
 
 # Does not compile (unclosed parenthesis).
-BROKEN = '''
+BROKEN = """
 class Answer(BaseAnswer):
     capital: str = Field(description="The capital city named in the response"
 
     def verify(self) -> bool:
         return True
-'''
+"""
 
 CANARY = "Quokkaville-7781"
 """A ground truth no model should ever be shown."""

@@ -10,12 +10,17 @@ A request that no rule matches is recorded in :attr:`FakeLLM.unscripted` and ans
 :class:`UnscriptedCall`; the pipeline contains such exceptions, so tests should assert
 ``fake.unscripted == []`` (or use :meth:`FakeLLM.assert_all_scripted`).
 
+The fake sits under the real LLM stack (retries, structured output, replay), so an
+exception it raises is classified like a provider error: one that looks transient
+(``ConnectionError``, ``TimeoutError``, a message mentioning a timeout or rate limit) is
+retried with real back-off waits. Tests use permanent-looking errors (``RuntimeError``).
+
 Typical use::
 
     fake = FakeLLM()
     fake.on("answer_generation", reply="The capital is Paris.")
-    fake.on("parsing", reply='{"capital": "Paris"}')
-    result = run_one(question("...", CLASSIC_TEMPLATE), fake_config(), fake)
+    fake.on("parsing", reply='{"capital": "Paris"}')  # or fake.answer(...).parse_as({...})
+    result = run_one(question(template_code), fake_config(), fake)
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any, Literal
 
 from pytest_karenina.checkpoint import Question
 from pytest_karenina.llm.model_config import ModelConfig
-from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
+from pytest_karenina.llm.ports import ModelReply, ModelRequest, Usage
 from pytest_karenina.pipeline.config import VerificationConfig
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.llm_setup import LLMFactory
@@ -98,6 +103,7 @@ class FakeLLM:
         self.usage = usage
         self.rules: list[Rule] = []
         self.requests: list[ModelRequest] = []
+        self.models: list[ModelConfig | None] = []
         self.unscripted: list[ModelRequest] = []
         self._lock = threading.Lock()
 
@@ -159,8 +165,17 @@ class FakeLLM:
         return {"adapter": "fake", "model": self.name}
 
     def invoke(self, request: ModelRequest) -> ModelReply:
+        return self.invoke_as(None, request)
+
+    def for_model(self, model: ModelConfig) -> BoundFake:
+        """A view of this fake that records ``model`` with each request it forwards."""
+        return BoundFake(self, model)
+
+    def invoke_as(self, model: ModelConfig | None, request: ModelRequest) -> ModelReply:
+        """Answer ``request``, recording that ``model`` (None: unknown) was asked."""
         with self._lock:
             self.requests.append(request)
+            self.models.append(model)
             rule = next((r for r in self.rules if r.matches(request)), None)
             if rule is None:
                 self.unscripted.append(request)
@@ -185,6 +200,12 @@ class FakeLLM:
         with self._lock:
             return [request for request in self.requests if request.call_kind == call_kind]
 
+    def models_for(self, call_kind: str) -> list[ModelConfig | None]:
+        """The model config behind each request of ``call_kind`` (see :meth:`for_model`)."""
+        with self._lock:
+            pairs = list(zip(self.requests, self.models, strict=True))
+        return [model for request, model in pairs if request.call_kind == call_kind]
+
     def count(self, call_kind: str) -> int:
         return len(self.calls(call_kind))
 
@@ -195,6 +216,21 @@ class FakeLLM:
 
     def assert_all_scripted(self) -> None:
         assert not self.unscripted, f"unscripted calls: {[r.call_kind for r in self.unscripted]}"
+
+
+class BoundFake:
+    """A :class:`FakeLLM` seen through one model config (what the adapter factory builds)."""
+
+    def __init__(self, fake: FakeLLM, model: ModelConfig) -> None:
+        self.fake = fake
+        self.model = model
+
+    @property
+    def replay_identity(self) -> dict[str, Any]:
+        return {**self.fake.replay_identity, "config": self.model.id}
+
+    def invoke(self, request: ModelRequest) -> ModelReply:
+        return self.fake.invoke_as(self.model, request)
 
 
 # --- configuration -----------------------------------------------------------------------
@@ -249,8 +285,9 @@ def fake_config(
 
 
 def fake_factory(config: VerificationConfig, fake: FakeLLM) -> LLMFactory:
-    """An ``LLMFactory`` whose every model (answering and judge) is ``fake``."""
-    return LLMFactory(config, adapter_factory=lambda model: fake)
+    """An ``LLMFactory`` whose every model (answering and judge) is ``fake``; requests are
+    recorded with the model config they were sent to (:meth:`FakeLLM.models_for`)."""
+    return LLMFactory(config, adapter_factory=fake.for_model)
 
 
 def question(
@@ -296,7 +333,3 @@ def run_one(
         prepare=prepare,
     )
     return result
-
-
-def messages_of(request: ModelRequest) -> list[ChatMessage]:
-    return list(request.messages)

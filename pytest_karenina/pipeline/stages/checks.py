@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 
 from pytest_karenina.llm.ports import Usage
+from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseCheckStage
 from pytest_karenina.pipeline.stages.common import (
     abstained,
     config_value,
-    evaluation_input,
     prompt_instructions,
     recursion_limited,
 )
@@ -21,15 +21,23 @@ from pytest_karenina.prompts import (
     abstention_messages,
     sufficiency_messages,
 )
+from pytest_karenina.results.trace import TraceError, final_ai_message
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
 _Detection = tuple[bool | None, bool, str | None, Usage | None]
 
 
-def _judge_input(context: VerificationContext) -> str:
-    text, _ = evaluation_input(context, config_value(context, "use_full_trace_for_template", False))
-    return text
+def _judge_input(context: VerificationContext) -> str | None:
+    """The answer text the check judges; None when its final AI message cannot be found
+    (the check is then skipped, as in Karenina)."""
+    raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
+    if config_value(context, "use_full_trace_for_template", False):
+        return raw
+    try:
+        return final_ai_message(raw)
+    except TraceError:
+        return None
 
 
 class AbstentionCheckStage(BaseCheckStage):
@@ -55,15 +63,20 @@ class AbstentionCheckStage(BaseCheckStage):
 
     def _detect(self, context: VerificationContext) -> _Detection:
         assert context.judge_checks is not None
+        text = _judge_input(context)
+        if text is None:
+            return False, False, None, None
         messages = abstention_messages(
             context.question_text,
-            _judge_input(context),
+            text,
             instructions=prompt_instructions(context, "abstention_detection"),
         )
         try:
             reply = context.judge_checks.parse(
                 messages, AbstentionVerdict, call_kind="abstention_check"
             )
+        except ReplayMiss:
+            raise  # strict replay: a missing recording is an error, not a skipped check
         except Exception as exc:
             logger.warning("%s: abstention check failed: %s", context.question_id, exc)
             return False, False, None, None
@@ -101,10 +114,13 @@ class SufficiencyCheckStage(BaseCheckStage):
 
     def _detect(self, context: VerificationContext) -> _Detection:
         assert context.judge_checks is not None
+        text = _judge_input(context)
+        if text is None:
+            return True, False, None, None
         schema = context.get_artifact(ArtifactKeys.RAW_ANSWER).model_json_schema()
         messages = sufficiency_messages(
             context.question_text,
-            _judge_input(context),
+            text,
             schema,
             instructions=prompt_instructions(context, "sufficiency_detection"),
         )
@@ -112,6 +128,8 @@ class SufficiencyCheckStage(BaseCheckStage):
             reply = context.judge_checks.parse(
                 messages, SufficiencyVerdict, call_kind="sufficiency_check"
             )
+        except ReplayMiss:
+            raise
         except Exception as exc:
             logger.warning("%s: sufficiency check failed: %s", context.question_id, exc)
             return True, False, None, None

@@ -28,8 +28,8 @@ class ValidateTemplateStage(BaseVerificationStage):
                 raise TemplateError(
                     "the question has no answer template", question_id=context.question_id
                 )
-            raw_class = compile_template(context.template_code)
             answer_class = compile_template(context.template_code, context.question_id)
+            raw_class = compile_template(context.template_code)
         except TemplateError as exc:
             message = f"Template validation failed: {exc}"
             context.set_result_field(ArtifactKeys.TEMPLATE_VALIDATION_ERROR, str(exc))
