@@ -9,10 +9,12 @@ retries with the validation error, up to ``max_attempts`` calls in all.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pytest_karenina.llm.json_extract import (
     JsonExtractionError,
@@ -81,9 +83,12 @@ class LLMService:
     def parse(
         self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str
     ) -> StructuredResponse[ModelT]:
-        json_schema = schema.model_json_schema()
-        plain = _with_schema_request(messages, schema_request_block(json_schema))
-        conversation: list[ChatMessage] = list(messages if self.native_structured else plain)
+        json_schema = _json_schema(schema)
+
+        def plain() -> list[ChatMessage]:
+            return _with_schema_request(messages, schema_request_block(json_schema))
+
+        conversation: list[ChatMessage] = list(messages) if self.native_structured else plain()
         usage = Usage()
         last_text = ""
         last_error = "no attempt made"
@@ -104,7 +109,7 @@ class LLMService:
             except (JsonExtractionError, ValidationError) as exc:
                 last_error = _short_error(exc)
                 if native:
-                    conversation = plain
+                    conversation = plain()
                 conversation = [
                     *conversation,
                     ChatMessage("assistant", reply.text),
@@ -118,6 +123,12 @@ class LLMService:
             f"attempts: {last_error}",
             raw_text=last_text,
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a reply class, generated once per class."""
+    return schema.model_json_schema()
 
 
 def _short_error(exc: Exception) -> str:

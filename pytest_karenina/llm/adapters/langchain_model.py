@@ -111,7 +111,17 @@ class LangChainModel:
         if request.json_schema is None:
             reply = model.invoke(messages)
             return ModelReply(content_text(reply.content), usage_of(reply), self.config.model_name)
-        schema = {"title": request.schema_name or "Output", **request.json_schema}
+        name = request.schema_name or "Output"
+        if _speaks_openai(model):
+            # A plain call with response_format: the same request on the wire as
+            # with_structured_output, at half the client-side CPU (docs/performance.md).
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": request.json_schema, "strict": False},
+            }
+            reply = model.invoke(messages, response_format=response_format)
+            return ModelReply(content_text(reply.content), usage_of(reply), self.config.model_name)
+        schema = {"title": name, **request.json_schema}
         structured = model.with_structured_output(schema, include_raw=True)
         outcome = structured.invoke(messages)
         raw = outcome.get("raw") if isinstance(outcome, dict) else None
@@ -121,6 +131,11 @@ class LangChainModel:
         else:  # let the service extract and validate (or retry) from the raw reply
             text = content_text(getattr(raw, "content", "")) or _tool_arguments(raw)
         return ModelReply(text, usage_of(raw), self.config.model_name)
+
+
+def _speaks_openai(model: Any) -> bool:
+    """Whether ``model`` is a langchain-openai chat model (OpenAI's response_format)."""
+    return any(cls.__module__.startswith("langchain_openai") for cls in type(model).__mro__)
 
 
 def _tool_arguments(message: Any) -> str:
