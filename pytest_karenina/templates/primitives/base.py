@@ -7,9 +7,22 @@ a template's field metadata as its JSON dump plus its class name under
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+import re
+from typing import Annotated, Any, ClassVar, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    return pattern
+
+
+RegexPattern: TypeAlias = Annotated[str, AfterValidator(_compiles)]
+"""A regular expression, checked to compile when the primitive is built."""
 
 _REGISTRY: dict[str, type[VerificationPrimitive]] = {}
 _ABSTRACT = frozenset({"VerificationPrimitive", "TracePrimitive"})

@@ -10,7 +10,11 @@ from pydantic import field_validator
 
 from pytest_karenina.templates.errors import TemplateWarning
 from pytest_karenina.templates.normalizers import Normalizer, apply_normalizers
-from pytest_karenina.templates.primitives.base import VerificationPrimitive, builtin_primitive
+from pytest_karenina.templates.primitives.base import (
+    RegexPattern,
+    VerificationPrimitive,
+    builtin_primitive,
+)
 
 
 @builtin_primitive
@@ -73,17 +77,8 @@ class RegexMatch(VerificationPrimitive):
     error rather than a failed answer.
     """
 
-    pattern: str
+    pattern: RegexPattern
     flags: list[str] = []
-
-    @field_validator("pattern")
-    @classmethod
-    def _pattern_compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
-        return pattern
 
     @field_validator("flags")
     @classmethod

@@ -5,26 +5,21 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from pytest_karenina.templates.primitives.base import TracePrimitive, builtin_primitive
+from pytest_karenina.templates.primitives.base import (
+    RegexPattern,
+    TracePrimitive,
+    builtin_primitive,
+)
 
 
 @builtin_primitive
 class TraceRegex(TracePrimitive):
     """The pattern matches the trace at least ``count_min`` times (default once)."""
 
-    pattern: str
+    pattern: RegexPattern
     count_min: int | None = Field(default=None, ge=0)
-
-    @field_validator("pattern")
-    @classmethod
-    def _pattern_compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
-        return pattern
 
     def check_trace(self, trace: str) -> bool:
         return len(re.findall(self.pattern, trace)) >= (
