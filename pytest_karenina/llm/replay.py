@@ -170,6 +170,11 @@ class ReplayStore:
         self._entries: dict[str, dict[str, Any]] | None = None
         self._hits = self._misses = self._added = 0
 
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Also keep these values (e.g. a model's API key) out of everything written."""
+        with self._lock:
+            self._secrets = (*self._secrets, *(s for s in secrets if s))
+
     def _load(self) -> dict[str, dict[str, Any]]:
         with self._lock:  # read once, on first use
             if self._entries is None:

@@ -86,6 +86,7 @@ class LLMFactory:
         # which is not part of a replay key.
         replayable = model.interface != "manual"
         if self.replay is not None and self.replay.mode != "off" and replayable:
+            self.replay.add_secrets(model_secrets(model))
             stack = ReplayingModel(stack, self.replay)
         return stack
 

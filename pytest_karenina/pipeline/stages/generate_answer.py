@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_karenina.llm.ports import LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.retries import note_llm_failure
@@ -61,7 +62,8 @@ class GenerateAnswerStage(BaseVerificationStage):
         except Exception as exc:
             note_llm_failure(context, exc)
             context.set_artifact_and_result(ArtifactKeys.RAW_LLM_RESPONSE, "")
-            context.mark_error(f"Adapter call failed: {type(exc).__name__}: {exc}", self.name)
+            reason = exc.reason if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: {exc}"
+            context.mark_error(f"Adapter call failed: {reason}", self.name)
             return
         label = model.identity("answering").display_string
         context.usage_tracker().record("answer_generation", reply.usage, label)
