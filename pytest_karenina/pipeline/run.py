@@ -102,6 +102,7 @@ def run_question(
     end up in the result.
     """
     question = task.question
+    judge = llm.judge(task.parsing, question.id)
     context = VerificationContext(
         question_id=question.id,
         question_text=question.text,
@@ -121,9 +122,9 @@ def run_question(
             else None
         ),
         answering_llm=llm.answering(task.answering, question.id),
-        judge_llm=llm.judge(task.parsing, question.id),
+        judge_llm=judge,
         judge_checks=llm.judge_checks(task.parsing, question.id),
-        judge_chat=llm.judge(task.parsing, question.id),
+        judge_chat=judge,
     )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)

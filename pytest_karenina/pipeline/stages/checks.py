@@ -21,7 +21,7 @@ from pytest_karenina.prompts import (
     abstention_messages,
     sufficiency_messages,
 )
-from pytest_karenina.results.trace import TraceError, final_ai_message
+from pytest_karenina.results.trace import prepare_evaluation_input
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
@@ -32,12 +32,9 @@ def _judge_input(context: VerificationContext) -> str | None:
     """The answer text the check judges; None when its final AI message cannot be found
     (the check is then skipped, as in Karenina)."""
     raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
-    if config_value(context, "use_full_trace_for_template", False):
-        return raw
-    try:
-        return final_ai_message(raw)
-    except TraceError:
-        return None
+    full_trace = bool(config_value(context, "use_full_trace_for_template", False))
+    text, error = prepare_evaluation_input(raw, full_trace)
+    return None if error else text
 
 
 class AbstentionCheckStage(BaseCheckStage):

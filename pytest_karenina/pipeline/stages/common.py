@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.prompts import instructions_for
-from pytest_karenina.results.trace import TraceError, final_ai_message
+from pytest_karenina.results.trace import prepare_evaluation_input
 
 if TYPE_CHECKING:
     from pytest_karenina.templates import BaseAnswer
@@ -36,12 +36,8 @@ def evaluation_input(context: VerificationContext, full_trace: bool) -> tuple[st
     be found falls back to the whole trace.
     """
     raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
-    if full_trace:
-        return raw, True
-    try:
-        return final_ai_message(raw), False
-    except TraceError:
-        return raw, True
+    text, error = prepare_evaluation_input(raw, full_trace)
+    return text, full_trace or error is not None
 
 
 def answer_class(context: VerificationContext) -> type[BaseAnswer]:
