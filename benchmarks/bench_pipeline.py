@@ -6,14 +6,16 @@
 Generates a benchmark of distinct VerifiedField templates (three fields each) and runs
 it in ``template_only`` mode with abstention enabled -- three LLM calls per question
 (answer, abstention check, parse) -- through langchain-openai against the scripted
-OpenAI-compatible test server (``tests/support/openai_server.py``). The server runs in
-a child process, so this process's CPU time is the engine's alone (engine = pytest-karenina
-plus langchain, openai and httpx on the client side); the child reports its own CPU.
+OpenAI-compatible test server (``tests/support/openai_server.py``, keeping connections
+alive as hosted APIs do). The server runs in a child process, so this process's CPU
+time is the engine's alone (engine = pytest-karenina plus langchain, openai and httpx
+on the client side); the child reports its own CPU.
 
 1. Throughput: server latency ``--latency`` s, ``run_verification(..., max_workers=W)``;
    wall time against the ideal ``ceil(N / W) x calls_per_question x latency``.
-2. Overhead: latency 0, same run; ``time.process_time()`` of this process over the
-   run divided by the number of questions.
+2. Overhead: latency 0, same run (and with one worker); ``time.process_time()`` of this
+   process over the run divided by the number of questions, and the share spent inside
+   ``LangChainModel.invoke`` (the langchain-openai / openai / httpx client stack).
 3. The same two runs (and the overhead run with one worker) with :class:`LocalModel`,
    an in-process model giving the same replies without HTTP: the engine without the
    langchain-openai/openai/httpx client stack.
@@ -115,7 +117,7 @@ def serve(latency: float, stdin: IO[str], stdout: IO[str]) -> None:
     def wants(body: dict[str, Any], schema: str) -> bool:
         return schema in json.dumps(body.get("response_format") or body.get("tools"))
 
-    with OpenAIServer(latency=latency) as server:
+    with OpenAIServer(latency=latency, keep_alive=True) as server:
         server.add_rule(
             ABSTENTION, structured=True, when=lambda body: wants(body, ABSTENTION_SCHEMA)
         )
@@ -235,6 +237,35 @@ class LocalModel:
         return ModelReply(text, Usage(100, 10), "test-model")
 
 
+class AdapterClock:
+    """Sums the CPU time spent inside ``LangChainModel.invoke`` (langchain-openai, openai
+    and httpx doing one request) over all threads, by wrapping the method for a block."""
+
+    def __init__(self) -> None:
+        self.cpu_s = 0.0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def installed(self) -> Iterator[AdapterClock]:
+        from pytest_karenina.llm.adapters.langchain_model import LangChainModel
+
+        original = LangChainModel.invoke
+
+        def timed(model: Any, request: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return original(model, request)
+            finally:
+                with self._lock:
+                    self.cpu_s += time.thread_time() - start
+
+        LangChainModel.invoke = timed  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            LangChainModel.invoke = original  # type: ignore[method-assign]
+
+
 @dataclass(frozen=True)
 class Measurement:
     questions: int
@@ -245,6 +276,7 @@ class Measurement:
     server_cpu_s: float
     calls: int
     passed: int
+    client_cpu_s: float = 0.0
 
     @property
     def calls_per_question(self) -> float:
@@ -262,6 +294,10 @@ class Measurement:
     @property
     def cpu_ms_per_question(self) -> float:
         return self.cpu_s / self.questions * 1000
+
+    @property
+    def client_cpu_ms_per_question(self) -> float:
+        return self.client_cpu_s / self.questions * 1000
 
     @property
     def server_cpu_ms_per_question(self) -> float:
@@ -294,11 +330,13 @@ def measure(questions: int, workers: int, latency: float) -> Measurement:
         warmup = make_benchmark(WARMUP_QUESTIONS, start=questions)
         timed_run(warmup, config, workers, LLMFactory(config))
         before = server.stats()
-        results, wall, cpu = timed_run(make_benchmark(questions), config, workers, None)
+        with AdapterClock().installed() as client:
+            results, wall, cpu = timed_run(make_benchmark(questions), config, workers, None)
         after = server.stats()
     return Measurement(
         questions, workers, latency, wall, cpu, after["cpu_s"] - before["cpu_s"],
         calls=after["requests"] - before["requests"], passed=check(results, after["errors"]),
+        client_cpu_s=client.cpu_s,
     )  # fmt: skip
 
 
@@ -398,9 +436,12 @@ def report(name: str, m: Measurement) -> None:
         if m.server_cpu_s
         else ""
     )
+    client = (
+        f", of which client stack {m.client_cpu_ms_per_question:.1f} ms" if m.client_cpu_s else ""
+    )
     print(
         f"  wall {m.wall_s:.2f} s{ratio}; engine CPU {m.cpu_s:.2f} s = "
-        f"{m.cpu_ms_per_question:.1f} ms/question{server}"
+        f"{m.cpu_ms_per_question:.1f} ms/question{client}{server}"
     )
 
 
@@ -419,6 +460,7 @@ def main() -> None:
     n, workers, latency = args.questions, args.workers, args.latency
     report("HTTP, throughput (target ratio <= 1.15)", measure(n, workers, latency))
     report("HTTP, overhead (target < 10 ms/question)", measure(n, workers, 0.0))
+    report("HTTP, overhead, 1 worker", measure(n, 1, 0.0))
     report("local model, throughput", measure_local(n, workers, latency))
     report("local model, overhead", measure_local(n, workers, 0.0))
     report("local model, overhead, 1 worker", measure_local(n, 1, 0.0))

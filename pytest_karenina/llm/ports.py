@@ -75,6 +75,8 @@ class ModelRequest:
     ``json_schema`` asks for native structured output (the reply text is then
     the JSON object); ``schema_name`` names it (e.g. the template class name).
     ``question_id`` is for error messages only and never part of a replay key.
+    ``timeout`` is the attempt's time limit in seconds, set by the transport for
+    adapters that enforce it themselves (``enforces_timeout``); not part of a key.
     """
 
     messages: tuple[ChatMessage, ...]
@@ -82,6 +84,7 @@ class ModelRequest:
     json_schema: dict[str, Any] | None = None
     schema_name: str | None = None
     question_id: str | None = None
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,10 @@ class RawModel(Protocol):
     """The lowest layer: send one request, get one reply (adapters implement this).
 
     Raises the provider's exception on failure; retrying, recording and
-    structured-output handling are layered on top.
+    structured-output handling are layered on top. An adapter whose requests
+    honour ``ModelRequest.timeout`` may say so with an ``enforces_timeout``
+    attribute that is True; the transport then sends the limit with each request
+    instead of watching the call from a helper thread.
     """
 
     @property

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_karenina.llm.errors import (
@@ -246,8 +246,11 @@ class RetryingModel:
         return grown if cap is None else min(grown, max(cap, base))
 
     def _attempt(self, request: ModelRequest, timeout: float | None) -> ModelReply:
-        """One call under the concurrency cap; with a timeout, in a helper thread."""
+        """One call under the concurrency cap; the timeout is sent with the request when
+        the adapter enforces it (``enforces_timeout``), else watched from a helper thread."""
         semaphore = self.limiter.semaphore(self.limiter_key) if self.limiter else None
+        if timeout is not None and getattr(self.inner, "enforces_timeout", False):
+            request, timeout = replace(request, timeout=timeout), None
         if timeout is None:
             with semaphore or nullcontext():
                 return self.inner.invoke(request)

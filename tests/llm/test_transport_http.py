@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,25 @@ def test_replay_over_retries_records_once(openai_server: OpenAIServer, tmp_path:
     offline = ReplayingModel(None, ReplayStore(path, "strict"), identity=inner.replay_identity)
     assert offline.invoke(req("Capital of France?")).usage.output_tokens == 1
     assert len(openai_server.chat_requests) == 2  # the 500 and the success
+
+
+def test_langchain_openai_model_enforces_the_timeout_per_request(
+    openai_server: OpenAIServer,
+) -> None:
+    from pytest_karenina.llm.adapters.langchain_model import LangChainModel
+    from pytest_karenina.llm.model_config import ModelConfig
+
+    openai_server.script(Fault.timeout(seconds=30), "On time.")
+    config = ModelConfig(
+        id="m", model_name="test-model", interface="openai_endpoint",
+        endpoint_base_url=openai_server.base_url, endpoint_api_key="test-key",
+        request_timeout=60.0,
+    )  # fmt: skip
+    adapter = LangChainModel(config)
+    clock, events = FakeClock(), list[RetryEvent]()
+    model = RetryingModel(adapter, timeout=0.3, sleep=clock.sleep, on_retry=events.append)
+
+    assert adapter.enforces_timeout
+    assert model.invoke(req()).text == "On time."
+    assert [e.error_class for e in events] == ["timeout"]
+    assert "karenina-llm-call" not in {t.name for t in threading.enumerate()}

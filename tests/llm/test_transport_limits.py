@@ -155,3 +155,47 @@ def test_limiter_acquire_holds_a_slot() -> None:
 def test_retrying_model_rejects_a_bad_timeout() -> None:
     with pytest.raises(ValueError, match="timeout"):
         RetryingModel(ScriptedModel("x"), timeout=0)
+
+
+class SelfTimed:
+    """A RawModel that enforces ``request.timeout`` itself; records what it was given."""
+
+    enforces_timeout = True
+
+    def __init__(self, *outcomes: Exception | str) -> None:
+        self.outcomes = list(outcomes)
+        self.timeouts: list[float | None] = []
+        self.threads: list[str] = []
+
+    @property
+    def replay_identity(self) -> dict[str, Any]:
+        return {"adapter": "self-timed", "model": "s"}
+
+    def invoke(self, request: ModelRequest) -> ModelReply:
+        self.timeouts.append(request.timeout)
+        self.threads.append(threading.current_thread().name)
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return ModelReply(outcome)
+
+
+def test_adapter_enforcing_timeouts_gets_the_escalated_limit_in_the_calling_thread() -> None:
+    inner = SelfTimed(TimeoutError("slow"), TimeoutError("slow"), "done")
+    policy = RetryPolicy(
+        timeout=CategoryRetryConfig(max_attempts=2, backoff_min=0, backoff_max=0),
+        timeout_escalation=TimeoutEscalationConfig(strategy="additive", increment=5),
+    )
+    model, events = retrying(inner, FakeClock(), policy=policy, timeout=10.0)
+
+    assert model.invoke(req()).text == "done"
+
+    assert inner.timeouts == [10.0, 15.0, 20.0]
+    assert set(inner.threads) == {threading.current_thread().name}  # no watchdog thread
+    assert [e.error_class for e in events] == ["timeout", "timeout"]
+
+
+def test_without_a_timeout_the_request_carries_none() -> None:
+    inner = SelfTimed("done")
+    model, _ = retrying(inner, FakeClock())
+    assert model.invoke(req()).text == "done" and inner.timeouts == [None]

@@ -269,3 +269,20 @@ def test_invalid_rules_are_refused(options: dict[str, Any]) -> None:
 def test_a_class_is_not_a_reply() -> None:
     with pytest.raises(TypeError):
         Rule(Verdict)
+
+
+@pytest.mark.parametrize(("keep_alive", "expected"), [(False, 4), (True, 1)])
+def test_keep_alive_reuses_one_connection(keep_alive: bool, expected: int) -> None:
+    with OpenAIServer(default="ok", keep_alive=keep_alive) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        try:
+            replies = [
+                client.chat.completions.create(model="test-model", messages=[
+                    {"role": "user", "content": f"call {n}"}
+                ]).choices[0].message.content
+                for n in range(4)
+            ]  # fmt: skip
+        finally:
+            client.close()
+        assert replies == ["ok"] * 4
+        assert server.connections == expected

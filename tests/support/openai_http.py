@@ -55,10 +55,12 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
     """ThreadingHTTPServer on 127.0.0.1:0 that tracks open connections to drop them on stop."""
 
     daemon_threads = True
+    request_queue_size = 128  # dozens of clients may connect at once (the default is 5)
 
     def __init__(self, owner: OpenAIServer) -> None:
         self.owner = owner
         self.active: set[socket.socket] = set()
+        self.accepted = 0  # connections accepted so far
         self.active_lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), Handler)
 
@@ -68,6 +70,7 @@ class ScriptedHTTPServer(ThreadingHTTPServer):
         if isinstance(request, socket.socket):
             with self.active_lock:
                 self.active.add(request)
+                self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: socket.socket | tuple[bytes, socket.socket]) -> None:
@@ -93,6 +96,7 @@ class Handler(BaseHTTPRequestHandler):
 
     server: ScriptedHTTPServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
     timeout = 60.0  # socket timeout: no handler thread waits on a silent client forever
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -184,7 +188,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
-            self.send_header("Connection", "close")
+            if content_type == "text/event-stream" or not self.server.owner.keep_alive:
+                self.close_connection = True
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 

@@ -11,8 +11,9 @@ through the real ``openai``/``langchain-openai`` client stack::
 
 Endpoints: ``POST /v1/chat/completions`` (``stream: true`` answers with SSE chunks: one delta,
 a finish chunk, a usage chunk when ``stream_options.include_usage``, then ``[DONE]``) and
-``GET /v1/models``. Every response carries ``Connection: close`` so client pools never hold
-sockets across tests. Anything else gets a 404 error JSON.
+``GET /v1/models``. By default every response carries ``Connection: close`` so client pools
+never hold sockets across tests; ``keep_alive=True`` keeps connections open between requests
+the way hosted APIs do (the benchmarks use it). Anything else gets a 404 error JSON.
 
 Rules (``add_rule(reply, **options)`` returns the :class:`Rule`; first match in order wins):
 
@@ -64,14 +65,15 @@ is an ``openai.RateLimitError`` and a ``langchain_core`` ``ModelRateLimitError``
 Unmatched requests get the default reply: ``set_default(reply)``, or by default an HTTP 400
 ``no_rule_matched`` error (``openai.BadRequestError``) naming the request, so tests fail loudly.
 
-Server-wide: ``OpenAIServer(default=..., latency=0.0, seed=0, models=("test-model",))``,
-``set_latency(s)``, ``set_faults(rate, *faults, seed=None)`` (checked before any rule; a
-request answered by a global fault consumes no rule). ``requests`` / ``chat_requests`` give
-a snapshot of :class:`RecordedRequest` (method, path, lower-cased headers, credentials redacted,
-parsed JSON body, rule label, fault kind; ``.text``, ``.messages``, ``.model``,
-``.structured``). ``unused_rules()`` lists rules with ``times`` left. ``reset()`` drops rules,
-log, faults and default. ``errors`` holds unexpected handler exceptions (e.g. a reply callable
-that raised); the fixtures fail the test when it is not empty. All methods are thread-safe.
+Server-wide: ``OpenAIServer(default=..., latency=0.0, seed=0, models=("test-model",),
+keep_alive=False)``, ``set_latency(s)``, ``set_faults(rate, *faults, seed=None)`` (checked
+before any rule; a request answered by a global fault consumes no rule). ``requests`` /
+``chat_requests`` give a snapshot of :class:`RecordedRequest` (method, path, lower-cased
+headers, credentials redacted, parsed JSON body, rule label, fault kind; ``.text``,
+``.messages``, ``.model``, ``.structured``). ``unused_rules()`` lists rules with ``times``
+left. ``reset()`` drops rules, log, faults and default. ``connections`` counts accepted TCP
+connections. ``errors`` holds unexpected handler exceptions (e.g. a reply callable that
+raised); the fixtures fail the test when it is not empty. All methods are thread-safe.
 
 Fixtures (tests/support/openai_fixtures.py, registered in tests/conftest.py): ``openai_server``
 (fresh per test) and ``openai_server_session`` (one per session; ``reset()`` it first).
@@ -105,8 +107,10 @@ class OpenAIServer:
         latency: float = 0.0,
         seed: int = 0,
         models: Sequence[str] = ("test-model",),
+        keep_alive: bool = False,
     ) -> None:
         self.models = list(models)
+        self.keep_alive = keep_alive
         self.errors: list[str] = []
         self._lock = threading.RLock()  # re-entrant: `when` predicates may inspect the server
         self._stopping = threading.Event()
@@ -148,6 +152,12 @@ class OpenAIServer:
         httpd.server_close()  # also joins the handler threads
         thread.join()
         self._httpd = self._thread = None
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far (one per request unless ``keep_alive``)."""
+        httpd = self._httpd
+        return httpd.accepted if httpd is not None else 0
 
     def __enter__(self) -> OpenAIServer:
         return self.start()
