@@ -1,15 +1,72 @@
 """pytest entry point (``pytest11`` name ``karenina``).
 
-This module is imported by every pytest run in an environment where
-pytest-karenina is installed, so it imports nothing but pytest and the
-standard library. Collection of checkpoints arrives with the plugin issue;
-until then the plugin only registers its marker.
+Imported by every pytest run in an environment where pytest-karenina is installed, so it
+imports nothing but pytest and the standard library; the engine loads only when a checkpoint
+is named (``--karenina`` or the ini ``karenina_checkpoints``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from pytest_karenina.options import add_options
+
+CHECKPOINTS_KEY = pytest.StashKey[tuple[Path, ...]]()
+"""Resolved paths of the checkpoints to collect (empty: the plugin is inactive)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_karenina import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Turn each checkpoint into a collection argument (the ini list acts like testpaths)."""
+    namespace = early_config.known_args_namespace
+    positional = [str(arg).partition("::")[0] for arg in (namespace.file_or_dir or [])]
+    wanted = [str(path) for path in (namespace.karenina_checkpoints or [])]
+    if not wanted and not positional:
+        wanted = [str(path) for path in early_config.getini("karenina_checkpoints")]
+    named = {Path(arg).resolve() for arg in positional}
+    for checkpoint in wanted:
+        if Path(checkpoint).resolve() not in named:  # keep `bench.jsonld::q1` selections
+            args.append(checkpoint)
+    resolved = dict.fromkeys(Path(p).resolve() for p in wanted)  # ordered, no duplicates
+    early_config.stash[CHECKPOINTS_KEY] = tuple(resolved)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "karenina: a question of a Karenina benchmark checkpoint")
+    checkpoints = config.stash.get(CHECKPOINTS_KEY, ())
+    if not checkpoints:
+        return
+    from pytest_karenina.activate import activate
+
+    activate(config, checkpoints)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    checkpoints = parent.config.stash.get(CHECKPOINTS_KEY, ())
+    if checkpoints and file_path.resolve() in checkpoints:
+        from pytest_karenina.collect import CheckpointFile
+
+        return CheckpointFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if not config.stash.get(CHECKPOINTS_KEY, ()):
+        return None
+    from pytest_karenina.activate import header_lines
+
+    return header_lines(config)

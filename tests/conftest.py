@@ -1,3 +1,3 @@
 """Shared fixtures for the whole test suite."""
 
-pytest_plugins = ["tests.support.openai_fixtures"]
+pytest_plugins = ["pytester", "tests.support.openai_fixtures"]

@@ -1,0 +1,54 @@
+"""Switching the plugin on: settings, the run's config and the role plugins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.collect import CONFIG_KEY
+from pytest_karenina.settings import SETTINGS_KEY, resolve_settings
+
+
+def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
+    """Resolve settings once, build the VerificationConfig and register plugins by role."""
+    from pytest_karenina.session import ControllerPlugin, RunnerPlugin
+
+    settings = resolve_settings(config, checkpoints)
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[CONFIG_KEY] = settings.verification_config()
+    manager = config.pluginmanager
+    is_worker = hasattr(config, "workerinput")
+    manager.register(RunnerPlugin(config), "karenina-runner")
+    if not is_worker:
+        manager.register(ControllerPlugin(config, settings), "karenina-controller")
+        if manager.hasplugin("xdist"):
+            from pytest_karenina.xdist_partition import XdistControllerPlugin
+
+            manager.register(XdistControllerPlugin(config), "karenina-xdist")
+        if manager.hasplugin("html"):
+            from pytest_karenina.html import HtmlPlugin
+
+            manager.register(HtmlPlugin(config), "karenina-html")
+
+
+def header_lines(config: pytest.Config) -> list[str]:
+    settings = config.stash.get(SETTINGS_KEY, None)
+    vconfig = config.stash.get(CONFIG_KEY, None)
+    if settings is None or vconfig is None:
+        return []
+    answering, parsing = vconfig.stamped_models()
+
+    def names(models: list[object]) -> str:
+        return ", ".join(
+            str(getattr(m, "id", None) or getattr(m, "model_name", "?")) for m in models
+        )
+
+    replay = settings.replay
+    if replay != "off":
+        replay += f" ({settings.replay_store.name if settings.replay_store else 'default store'})"
+    return [
+        f"karenina: answering {names(list(answering))}; parsing {names(list(parsing))}",
+        f"karenina: mode {vconfig.evaluation_mode}, replicates {vconfig.replicate_count}, "
+        f"concurrency {settings.concurrency}, replay {replay}",
+    ]

@@ -1,0 +1,140 @@
+"""Collection: a checkpoint file yields one QuestionItem per question x answering model x
+replicate, in file order (xdist workers must collect identically)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_karenina.outcomes import KareninaPipelineError, VerificationFailed, explain_error
+from pytest_karenina.settings import SETTINGS_KEY
+
+if TYPE_CHECKING:
+    from pytest_karenina.checkpoint import Question
+    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.results import VerificationResult
+
+CONFIG_KEY = pytest.StashKey["VerificationConfig"]()
+UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
+_SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """A node-id-safe name: lower case, no ``::``, ``/``, brackets or whitespace."""
+    cleaned = _SLUG_JUNK.sub("-", text.lower()).strip("-.")
+    return cleaned[:limit].rstrip("-.") or "question"
+
+
+def question_slug(question_id: str) -> str:
+    """The readable part of a question id (``urn:karenina:quickstart:capital`` -> ``capital``)."""
+    return slug(question_id.rsplit(":", 1)[-1] or question_id)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which answering model and replicate an item runs."""
+
+    answering: ModelConfig
+    replicate: int | None
+    label: str | None
+
+
+def variants(config: VerificationConfig) -> list[Variant]:
+    answering, _ = config.stamped_models()
+    replicates: list[int | None] = (
+        [None] if config.replicate_count == 1 else list(range(1, config.replicate_count + 1))
+    )
+    several = len(answering) * len(replicates) > 1
+    found = []
+    for model in answering:
+        name = slug(model.id or model.model_name or "model", 40)
+        for replicate in replicates:
+            label = None
+            if several:
+                label = name if replicate is None else f"{name}-r{replicate}"
+            found.append(Variant(model, replicate, label))
+    return found
+
+
+class CheckpointFile(pytest.File):
+    """A Karenina checkpoint named by ``--karenina`` (or the ini ``karenina_checkpoints``)."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from pytest_karenina.checkpoint import CheckpointError, load_checkpoint
+
+        config = self.config.stash[CONFIG_KEY]
+        try:
+            benchmark = load_checkpoint(self.path)
+        except CheckpointError as exc:
+            raise self.CollectError(str(exc)) from None
+        seen: dict[str, int] = {}
+        for question in benchmark.questions:
+            base = question_slug(question.id)
+            seen[base] = seen.get(base, 0) + 1
+            name = base if seen[base] == 1 else f"{base}-{seen[base]}"
+            for variant in variants(config):
+                full = name if variant.label is None else f"{name}[{variant.label}]"
+                # An explicit nodeid: pytest 9.2 mis-caches ids of custom items whose name
+                # holds "[" (pytest-dev/pytest#15045), which breaks --lf.
+                yield QuestionItem.from_parent(
+                    self, name=full, nodeid=f"{self.nodeid}::{full}",
+                    question=question, variant=variant,
+                )  # fmt: skip
+
+
+class QuestionItem(pytest.Item):
+    """One question x answering model x replicate; its pipeline runs in the scheduler."""
+
+    def __init__(self, *, question: Question, variant: Variant, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.question = question
+        self.variant = variant
+        self.add_marker("karenina")
+        self.extra_keyword_matches.update(question.keywords)
+        if variant.answering.id:
+            self.extra_keyword_matches.add(variant.answering.id)
+        if not question.finished and not self.config.stash[SETTINGS_KEY].include_unfinished:
+            self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
+        self.results: list[VerificationResult] = []
+
+    def setup(self) -> None:
+        from pytest_karenina.scheduler import scheduler_of
+
+        self.results = scheduler_of(self.config).result_of(self)
+        for result in self.results:
+            self.ihook.pytest_karenina_verification_result(item=self, result=result)
+        from pytest_karenina.payload import user_properties
+
+        self.user_properties.extend(user_properties(self.results))
+        errors = [
+            r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
+        ]
+        if errors:
+            raise KareninaPipelineError(errors)
+
+    def runtest(self) -> None:
+        verdicts = [r.template.verify_result if r.template else None for r in self.results]
+        if any(verdict is False for verdict in verdicts):
+            raise VerificationFailed(self.results, self.question.template_code)
+        if not verdicts or any(verdict is None for verdict in verdicts):
+            pytest.skip("no verdict: the evaluation mode decided nothing for this item yet")
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str | Any:
+        if isinstance(excinfo.value, VerificationFailed):
+            return excinfo.value.explain()
+        if isinstance(excinfo.value, KareninaPipelineError):
+            return explain_error(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        # A line is required where pytest reports a skip at the item (skip marks).
+        return self.path, 0, f"question {self.name}"

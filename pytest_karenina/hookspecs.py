@@ -1,0 +1,56 @@
+"""Hooks pytest-karenina calls; implement them in a ``conftest.py`` or in a plugin.
+
+Per-item hooks are called through ``item.ihook``, so a ``conftest.py`` only affects the
+checkpoints in its directory tree. Implementations may take any subset of the arguments.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_karenina.collect import QuestionItem
+    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.llm.ports import RawModel
+    from pytest_karenina.pipeline.stage import VerificationStage
+    from pytest_karenina.results import VerificationResult
+
+
+@pytest.hookspec
+def pytest_karenina_modify_stages(item: QuestionItem, stages: list[VerificationStage]) -> None:
+    """Insert, remove or reorder the pipeline stages of ``item``, in place.
+
+    Called once per item in the main thread before its pipeline is scheduled. The final
+    list is checked with ``StageRegistry.validate_dependencies``; a list that fails the
+    check errors the item with the problems listed. ``FinalizeResult`` must stay last.
+
+    Example::
+
+        def pytest_karenina_modify_stages(item, stages):
+            at = next(i for i, s in enumerate(stages) if s.name == "VerifyTemplate")
+            stages.insert(at + 1, WordCountCheckStage(min_words=20))
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_karenina_make_adapter(config: pytest.Config, model: ModelConfig) -> RawModel | None:
+    """Return the raw model (a ``pytest_karenina.llm.ports.RawModel``) for ``model``, or
+    None to use the built-in adapter of ``model.interface``.
+
+    Called once per model and process, possibly from a worker thread. Retries, timeouts
+    and record/replay are layered on top of what you return.
+
+    Example::
+
+        def pytest_karenina_make_adapter(config, model):
+            if model.model_provider == "mycorp":
+                return MyCorpModel(model)
+    """
+
+
+@pytest.hookspec
+def pytest_karenina_verification_result(item: QuestionItem, result: VerificationResult) -> None:
+    """Observe each finished VerificationResult of ``item`` (in the process that ran it),
+    before its outcome is decided. Do not mutate ``result``."""

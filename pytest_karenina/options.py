@@ -1,0 +1,163 @@
+"""Command-line options and their ini twins (imports only pytest and the standard library).
+
+Every option but ``--karenina`` is ``--karenina-<name>`` with ``dest`` and ini key
+``karenina_<name>``; CLI defaults are None so that :mod:`pytest_karenina.settings` can tell
+"not given" from a value and apply CLI > ini > preset > defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+MODES = ("template_only", "template_and_rubric", "rubric_only")
+INTERFACES = ("langchain", "openai_endpoint", "manual")
+REPLAY_MODES = ("off", "record", "replay", "strict")
+HTML_TRACE = ("failed", "all", "none")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--karenina-<name>`` flag; ``kind`` is how its ini twin is read."""
+
+    name: str
+    help: str
+    kind: str = "string"  # string | bool | linelist
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def flag(self) -> str:
+        return f"--karenina-{self.name}"
+
+    @property
+    def dest(self) -> str:
+        return "karenina_" + self.name.replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("config", "Karenina preset JSON with the verification config", metavar="PRESET"),
+    Option(
+        "answering-model",
+        "Answering model: provider:model as init_chat_model takes it, or a preset model id "
+        "(repeatable)",
+        "linelist",
+        "MODEL",
+    ),
+    Option("parsing-model", "Judge (parsing) model, same forms (repeatable)", "linelist", "MODEL"),
+    Option("interface", "Model interface", metavar="NAME", choices=INTERFACES),
+    Option(
+        "endpoint",
+        "Base URL of an OpenAI-compatible server (implies openai_endpoint)",
+        metavar="URL",
+    ),
+    Option("mode", "Evaluation mode", metavar="MODE", choices=MODES),
+    Option("replicates", "Runs per question and answering model", metavar="N"),
+    Option("abstention", "Detect refusals (abstention check)", "bool", "yes|no"),
+    Option(
+        "sufficiency", "Check that the response holds what the template needs", "bool", "yes|no"
+    ),
+    Option("embedding-check", "Rescue failed answers by embedding similarity", "bool", "yes|no"),
+    Option(
+        "embedding-check-model",
+        "Sentence-transformers model of the embedding check",
+        metavar="NAME",
+    ),
+    Option("embedding-check-threshold", "Similarity threshold of the embedding check", metavar="X"),
+    Option("concurrency", "Pipelines run at once in each process (default 8)", metavar="N"),
+    Option(
+        "replay", "Record/replay of LLM calls (default off)", metavar="MODE", choices=REPLAY_MODES
+    ),
+    Option(
+        "replay-store", "Replay store file (default: <checkpoint>.replay.jsonl)", metavar="PATH"
+    ),
+    Option(
+        "results",
+        "Stream results to PATH and finish it as a Karenina export (format 2.2)",
+        metavar="PATH",
+    ),
+    Option(
+        "html-trace",
+        "Traces in the pytest-html report (default failed)",
+        metavar="WHICH",
+        choices=HTML_TRACE,
+    ),
+    Option(
+        "include-unfinished",
+        "Run questions marked finished: false instead of skipping",
+        "bool",
+        "yes|no",
+    ),
+    Option("min-pass-rate", "Exit 0 when at least this share of items passed (0-1)", metavar="R"),
+)
+
+BOOL_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    value = BOOL_WORDS.get(text.strip().lower())
+    if value is None:
+        raise pytest.UsageError(f"{flag}: expected yes or no, got {text!r}")
+    return value
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Declare ``--karenina``, every ``--karenina-*`` flag and their ini twins."""
+    group = parser.getgroup("karenina", "LLM benchmark verification (pytest-karenina)")
+    group.addoption(
+        "--karenina",
+        action="append",
+        default=[],
+        dest="karenina_checkpoints",
+        metavar="CHECKPOINT",
+        help="Collect the questions of CHECKPOINT as test items (repeatable)",
+    )
+    parser.addini(
+        "karenina_checkpoints",
+        type="paths",
+        default=[],
+        help="Checkpoints to collect when neither --karenina nor test paths are given",
+    )
+    for option in OPTIONS:
+        choices = f" ({'|'.join(option.choices)})" if option.choices else ""
+        if option.kind == "linelist":
+            group.addoption(
+                option.flag,
+                action="append",
+                dest=option.dest,
+                default=None,
+                metavar=option.metavar,
+                help=option.help,
+            )
+        elif option.kind == "bool":
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                nargs="?",
+                const="yes",
+                metavar=option.metavar,
+                help=option.help,
+            )
+        else:
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                metavar=option.metavar,
+                help=option.help + choices,
+            )
+        if option.kind == "linelist":
+            parser.addini(option.dest, type="linelist", default=[], help=option.help)
+        else:
+            parser.addini(option.dest, type="string", default=None, help=option.help)

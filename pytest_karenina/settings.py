@@ -1,0 +1,151 @@
+"""Frozen Settings resolved once from CLI > ini > ``--karenina-config`` preset > defaults.
+
+Settings hold plain values only (xdist workers resolve their own from the same argv), and
+build the run's :class:`~pytest_karenina.pipeline.config.VerificationConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_karenina.options import BOOL_WORDS, OPTIONS, Option, parse_bool
+
+if TYPE_CHECKING:
+    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.pipeline.config import VerificationConfig
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
+DEFAULT_CONCURRENCY = 8
+DEFAULT_PARSING = "openai:gpt-4.1-mini"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The plugin's effective options (``None``: not set anywhere, the preset or default holds)."""
+
+    checkpoints: tuple[Path, ...]
+    """The checkpoint files to collect."""
+    preset: Path | None
+    answering_models: tuple[str, ...]
+    parsing_models: tuple[str, ...]
+    interface: str | None
+    endpoint: str | None
+    mode: str | None
+    replicates: int | None
+    abstention: bool | None
+    sufficiency: bool | None
+    embedding_check: bool | None
+    embedding_check_model: str | None
+    embedding_check_threshold: float | None
+    concurrency: int
+    """Pipelines run at once per process."""
+    replay: str
+    """off, record, replay or strict."""
+    replay_store: Path | None
+    results: Path | None
+    html_trace: str
+    """failed, all or none: which items carry their trace in the HTML report."""
+    include_unfinished: bool
+    min_pass_rate: float | None
+
+    def verification_config(self) -> VerificationConfig:
+        """The VerificationConfig of this run (raises ``pytest.UsageError`` on bad input)."""
+        from pytest_karenina.settings_config import build_config
+
+        return build_config(self)
+
+    def model_configs(self) -> tuple[list[ModelConfig], list[ModelConfig]]:
+        config = self.verification_config()
+        return config.stamped_models()
+
+
+def _raw(config: pytest.Config, option: Option) -> Any:
+    """The CLI value, else the ini value, else None."""
+    value = config.getoption(option.dest)
+    if value is not None:
+        return value
+    ini = config.getini(option.dest)
+    if option.kind == "linelist":
+        return list(ini) or None
+    return ini if ini not in (None, "") else None
+
+
+def _number(option: Option, value: Any, kind: type[int] | type[float], low: float) -> Any:
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{option.flag}: expected a number, got {value!r}") from None
+    if number < low:
+        raise pytest.UsageError(f"{option.flag}: must be >= {low:g}, got {value!r}")
+    return number
+
+
+def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Settings:
+    """Read every option once; bad values are ``pytest.UsageError`` naming option and choices."""
+    raw = {option.name: _raw(config, option) for option in OPTIONS}
+    by_name = {option.name: option for option in OPTIONS}
+    for name, value in raw.items():
+        option = by_name[name]
+        if option.choices and value is not None and value not in option.choices:
+            raise pytest.UsageError(
+                f"{option.flag}: {value!r} is not one of {', '.join(option.choices)}"
+            )
+
+    def flag(name: str) -> bool | None:
+        value = raw[name]
+        if value is None or isinstance(value, bool):
+            return value
+        return parse_bool(by_name[name].flag, str(value))
+
+    def number(name: str, kind: type[int] | type[float], low: float) -> Any:
+        value = raw[name]
+        return None if value is None else _number(by_name[name], value, kind, low)
+
+    rate = number("min-pass-rate", float, 0.0)
+    if rate is not None and rate > 1:
+        raise pytest.UsageError(f"--karenina-min-pass-rate: must be between 0 and 1, got {rate}")
+    threshold = number("embedding-check-threshold", float, 0.0)
+    if threshold is not None and threshold > 1:
+        raise pytest.UsageError(
+            f"--karenina-embedding-check-threshold: must be between 0 and 1, got {threshold}"
+        )
+
+    def path(name: str) -> Path | None:
+        value = raw[name]
+        if value is None:
+            return None
+        candidate = Path(str(value)).expanduser()
+        return candidate if candidate.is_absolute() else Path.cwd() / candidate
+
+    preset = path("config")
+    if preset is not None and not preset.is_file():
+        raise pytest.UsageError(f"--karenina-config: no such file {preset}")
+    return Settings(
+        checkpoints=checkpoints,
+        preset=preset,
+        answering_models=tuple(raw["answering-model"] or ()),
+        parsing_models=tuple(raw["parsing-model"] or ()),
+        interface=raw["interface"],
+        endpoint=raw["endpoint"],
+        mode=raw["mode"],
+        replicates=number("replicates", int, 1),
+        abstention=flag("abstention"),
+        sufficiency=flag("sufficiency"),
+        embedding_check=flag("embedding-check"),
+        embedding_check_model=raw["embedding-check-model"],
+        embedding_check_threshold=threshold,
+        concurrency=number("concurrency", int, 1) or DEFAULT_CONCURRENCY,
+        replay=raw["replay"] or "off",
+        replay_store=path("replay-store"),
+        results=path("results"),
+        html_trace=raw["html-trace"] or "failed",
+        include_unfinished=bool(flag("include-unfinished")),
+        min_pass_rate=rate,
+    )
+
+
+__all__ = ["BOOL_WORDS", "DEFAULT_CONCURRENCY", "SETTINGS_KEY", "Settings", "resolve_settings"]

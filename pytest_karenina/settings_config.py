@@ -1,0 +1,107 @@
+"""Turn :class:`~pytest_karenina.settings.Settings` into a VerificationConfig.
+
+Model strings: with ``--karenina-endpoint`` (or interface ``openai_endpoint``) a string is the
+server's model name as is (``llama3:8b``); with interface ``manual`` it is the JSON file of
+recorded answers; otherwise ``provider:model`` as ``init_chat_model`` takes it. A string equal
+to the ``id`` of a preset model picks that model. Without ``--karenina-parsing-model`` the
+preset's parsing models are used, else the answering models judge their own answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.settings import Settings
+
+
+def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> ModelConfig:
+    from pytest_karenina.llm.model_config import ModelConfig
+
+    if text in known:
+        return known[text]
+    interface = settings.interface or ("openai_endpoint" if settings.endpoint else "langchain")
+    if interface == "manual":
+        path = Path(text)
+        if not path.is_file():
+            raise pytest.UsageError(f"--karenina-answering-model: no manual answers file {text}")
+        return ModelConfig(id=f"manual-{path.stem}", interface="manual", manual_traces=path)
+    if interface == "openai_endpoint":
+        if not settings.endpoint:
+            raise pytest.UsageError(
+                "--karenina-interface openai_endpoint needs --karenina-endpoint"
+            )
+        return ModelConfig(
+            id=text, model_name=text, interface="openai_endpoint",
+            endpoint_base_url=settings.endpoint,
+        )  # fmt: skip
+    provider, sep, name = text.partition(":")
+    if not sep or not provider or not name:
+        raise pytest.UsageError(
+            f"model {text!r}: expected provider:model (e.g. openai:gpt-4.1-mini), "
+            "or the id of a model in the --karenina-config preset"
+        )
+    return ModelConfig(id=text, model_provider=provider, model_name=name, interface="langchain")
+
+
+def _base(settings: Settings) -> VerificationConfig | None:
+    from pytest_karenina.pipeline.config import ConfigError, load_preset
+
+    if settings.preset is None:
+        return None
+    try:
+        return load_preset(settings.preset)
+    except (ConfigError, OSError, ValueError) as exc:
+        raise pytest.UsageError(f"--karenina-config {settings.preset}: {exc}") from None
+
+
+def build_config(settings: Settings) -> VerificationConfig:
+    """The run's config: the preset (if any) with every option given on top."""
+    from pytest_karenina.pipeline.config import ConfigError, VerificationConfig
+
+    base = _base(settings)
+    known: dict[str, ModelConfig] = {}
+    if base is not None:
+        for model in [*base.answering_models, *base.parsing_models]:
+            if model.id:
+                known.setdefault(model.id, model)
+    answering = [_model(text, settings, known) for text in settings.answering_models]
+    parsing = [_model(text, settings, known) for text in settings.parsing_models]
+    if not answering:
+        answering = list(base.answering_models) if base is not None else []
+    if not answering:
+        raise pytest.UsageError(
+            "pytest-karenina: no answering model; give --karenina-answering-model "
+            "(e.g. openai:gpt-4.1-mini) or a preset with --karenina-config"
+        )
+    if not parsing:
+        parsing = list(base.parsing_models) if base is not None else []
+    if not parsing:
+        parsing = [model for model in answering if model.interface != "manual"]
+    if not parsing:
+        raise pytest.UsageError(
+            "pytest-karenina: manual answers need a judge; give --karenina-parsing-model"
+        )
+    values: dict[str, Any] = {}
+    if base is not None:
+        values = {name: getattr(base, name) for name in VerificationConfig.model_fields}
+    values.update(answering_models=answering, parsing_models=parsing)
+    updates = {
+        "evaluation_mode": settings.mode,
+        "replicate_count": settings.replicates,
+        "abstention_enabled": settings.abstention,
+        "sufficiency_enabled": settings.sufficiency,
+        "embedding_check_enabled": settings.embedding_check,
+        "embedding_check_model": settings.embedding_check_model,
+        "embedding_check_threshold": settings.embedding_check_threshold,
+    }
+    values.update({name: value for name, value in updates.items() if value is not None})
+    try:
+        return VerificationConfig(**values)
+    except (ConfigError, ValueError) as exc:
+        raise pytest.UsageError(f"pytest-karenina: invalid configuration: {exc}") from None

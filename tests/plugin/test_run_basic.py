@@ -1,0 +1,29 @@
+"""`pytest --karenina checkpoint`: items, outcomes and explanations over real HTTP."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.support.openai_server import OpenAIServer
+
+
+def test_questions_become_items_with_verdicts(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-rA")
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    assert (
+        "SKIPPED [1] multi_question.jsonld: question is marked finished: false"
+        in result.stdout.str()
+    )
+    result.stdout.fnmatch_lines([
+        "*multi_question.jsonld::mq001 PASSED*",
+        "*verify_result False (decided by verify_template)*",
+        "  symbol | 'Au' | 'Ag' | - | -",
+        "*karenina summary*",
+        "pass rate 50.0% (2/4 items)",
+    ])  # fmt: skip
