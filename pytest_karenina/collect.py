@@ -133,6 +133,10 @@ class QuestionItem(pytest.Item):
             return excinfo.value.explain()
         if isinstance(excinfo.value, KareninaPipelineError):
             return explain_error(excinfo.value)
+        from pytest_karenina.scheduler import StageListError
+
+        if isinstance(excinfo.value, StageListError):
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

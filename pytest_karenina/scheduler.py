@@ -101,6 +101,8 @@ class Scheduler:
         stages = default_stages(self.vconfig, rubric=item.question.rubric)
         item.ihook.pytest_karenina_modify_stages(item=item, stages=stages)
         problems = StageRegistry.validate_dependencies(stages)
+        if not stages or stages[-1].name != "FinalizeResult":
+            problems.append("FinalizeResult must be the last stage")
         if problems:
             raise StageListError(
                 "pytest_karenina_modify_stages left an invalid stage list: " + "; ".join(problems)

@@ -1,0 +1,83 @@
+"""JUnit properties, the streamed results export, the pass-rate gate; with and without xdist."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.support.openai_server import OpenAIServer
+
+
+@pytest.fixture(params=[[], ["-n", "2"]], ids=["single", "xdist"])
+def dist_args(request: pytest.FixtureRequest) -> list[str]:
+    return list(request.param)
+
+
+def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> pytest.RunResult:
+    scripted(server)
+    path = copy_checkpoint(pytester)
+    return pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(server), *extra)
+
+
+def test_junit_properties_and_outcomes(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    dist_args: list[str],
+) -> None:  # fmt: skip
+    use_key(monkeypatch)
+    junit = pytester.path / "junit.xml"
+    result = run(pytester, openai_server, f"--junitxml={junit}", *dist_args)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
+    assert set(cases) == {"mq001", "mq002", "mq003", "mq004", "mq005"}
+    props = {p.get("name"): p.get("value") for p in cases["mq002"].iter("property")}
+    assert props["karenina.verify_result"] == "False"
+    assert props["karenina.answering_model"] == "test-model"
+    assert props["karenina.category"] == "verify_fail"
+    assert int(props["karenina.input_tokens"]) > 0
+    assert cases["mq002"].find("failure") is not None
+    assert cases["mq005"].find("skipped") is not None
+    # every question ran exactly once: one answer and one parse call each
+    assert len(openai_server.chat_requests) == 8
+
+
+def test_results_stream_into_a_karenina_export(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    dist_args: list[str],
+) -> None:  # fmt: skip
+    use_key(monkeypatch)
+    export = pytester.path / "out" / "results.json"
+    run(pytester, openai_server, f"--karenina-results={export}", *dist_args)
+    data = json.loads(export.read_text())
+    assert data["format_version"] == "2.2"
+    ids = sorted(r["metadata"]["question_id"] for r in data["results"])
+    assert ids == [f"urn:karenina:test:mq00{i}" for i in range(1, 5)]
+    assert data["metadata"]["job_summary"]["is_complete"] is True
+    assert not export.with_name("results.json.results.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("rate", "code", "decision"), [("0.5", 0, "gate passed"), ("0.75", 1, "gate FAILED")]
+)
+def test_min_pass_rate_gate(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    rate: str, code: int, decision: str,
+) -> None:  # fmt: skip
+    use_key(monkeypatch)
+    junit = pytester.path / "junit.xml"
+    result = run(pytester, openai_server, "--karenina-min-pass-rate", rate, f"--junitxml={junit}")
+    assert result.ret == code
+    result.stdout.fnmatch_lines([f"karenina gate: pass rate 50.0% * {decision}"])
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["karenina.gate"] == ("passed" if code == 0 else "failed")
+
+
+def test_without_gate_any_failure_fails_the_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    assert run(pytester, openai_server).ret == 1
