@@ -103,19 +103,26 @@ class QuestionItem(pytest.Item):
         self.results: list[VerificationResult] = []
 
     def setup(self) -> None:
-        from pytest_karenina.scheduler import scheduler_of
+        """Wait for the pipeline; problems of the pipeline are errors of the item.
 
-        self.results = scheduler_of(self.config).result_of(self)
+        ``pytest.fail(pytrace=False)`` because pytest renders setup errors itself (not
+        through ``repr_failure``): this keeps them to the explanation.
+        """
+        from pytest_karenina.payload import user_properties
+        from pytest_karenina.scheduler import StageListError, scheduler_of
+
+        try:
+            self.results = scheduler_of(self.config).result_of(self)
+        except StageListError as exc:
+            pytest.fail(str(exc), pytrace=False)
         for result in self.results:
             self.ihook.pytest_karenina_verification_result(item=self, result=result)
-        from pytest_karenina.payload import user_properties
-
         self.user_properties.extend(user_properties(self.results))
         errors = [
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
         if errors:
-            raise KareninaPipelineError(errors)
+            pytest.fail(explain_error(KareninaPipelineError(errors)), pytrace=False)
 
     def runtest(self) -> None:
         verdicts = [r.template.verify_result if r.template else None for r in self.results]
@@ -131,12 +138,6 @@ class QuestionItem(pytest.Item):
     ) -> str | Any:
         if isinstance(excinfo.value, VerificationFailed):
             return excinfo.value.explain()
-        if isinstance(excinfo.value, KareninaPipelineError):
-            return explain_error(excinfo.value)
-        from pytest_karenina.scheduler import StageListError
-
-        if isinstance(excinfo.value, StageListError):
-            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

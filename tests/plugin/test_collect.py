@@ -1,0 +1,110 @@
+"""Collection: node ids, variants, selection, unfinished questions, broken input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.helpers import DATA
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.support.openai_server import OpenAIServer
+
+
+def test_node_ids_carry_model_and_replicate_when_there_are_several(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--karenina-replicates", "2", "--collect-only", "-q")
+    result = pytester.runpytest_subprocess("--karenina", str(path), *args)
+    result.stdout.fnmatch_lines([
+        "multi_question.jsonld::mq001[[]test-model-r1]",
+        "multi_question.jsonld::mq001[[]test-model-r2]",
+        "multi_question.jsonld::mq002[[]test-model-r1]",
+    ])  # fmt: skip
+    assert "10 tests collected" in result.stdout.str()
+
+
+def test_path_and_name_select_every_variant_and_k_matches_keywords(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--karenina-replicates", "2", "--collect-only", "-q")
+    picked = pytester.runpytest_subprocess("--karenina", str(path), f"{path.name}::mq003", *args)
+    picked.stdout.fnmatch_lines(["*mq003[[]test-model-r1]", "*mq003[[]test-model-r2]"])
+    assert "2 tests collected" in picked.stdout.str()
+    by_model = pytester.runpytest_subprocess(
+        "--karenina", str(path), "-k", "test-model and mq004", *args
+    )
+    assert "2/10 tests collected (8 deselected)" in by_model.stdout.str()
+    marked = pytester.runpytest_subprocess("--karenina", str(path), "-m", "not karenina", *args)
+    assert "no tests collected (10 deselected)" in marked.stdout.str()
+
+
+def test_last_failed_reruns_only_the_failures(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    args = [a for a in endpoint_args(openai_server) if a not in ("-p", "no:cacheprovider")]
+    args += ["--karenina-replicates", "2"]
+    pytester.runpytest_subprocess("--karenina", str(path), *args).assert_outcomes(
+        passed=4, failed=4, skipped=2
+    )
+    again = pytester.runpytest_subprocess("--karenina", str(path), "--lf", *args)
+    again.assert_outcomes(failed=4)
+    assert "run-last-failure: rerun previous 4 failures" in again.stdout.str()
+
+
+def test_unfinished_questions_run_on_request(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--collect-only", "-q", "-rs")
+    result = pytester.runpytest_subprocess(
+        "--karenina", str(path), "--karenina-include-unfinished", *args
+    )
+    assert "5 tests collected" in result.stdout.str()
+
+
+def test_broken_checkpoint_is_one_collection_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    data = json.loads((DATA / "multi_question.jsonld").read_text())
+    del data["dataFeedElement"][1]["item"]["text"]
+    broken = pytester.path / "broken.jsonld"
+    broken.write_text(json.dumps(data))
+    result = pytester.runpytest_subprocess("--karenina", str(broken), *endpoint_args(openai_server))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*broken.jsonld*", "*text*"])
+
+
+def test_broken_template_errors_only_its_item(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    scripted(openai_server)
+    data = json.loads((DATA / "multi_question.jsonld").read_text())
+    data["dataFeedElement"][0]["item"]["hasPart"]["text"] = (
+        "class Answer(BaseAnswer):\n    x: int ="
+    )
+    path = pytester.path / "multi_question.jsonld"
+    path.write_text(json.dumps(data))
+    result = pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(openai_server))
+    result.assert_outcomes(passed=1, failed=2, errors=1, skipped=1)
+    result.stdout.fnmatch_lines(["*pipeline error in*template*", "*mq001*"])
+
+
+def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:
+    shutil.copy(DATA / "multi_question.jsonld", pytester.path / "bench.jsonld")
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=1)
+    probe = pytester.makepyfile(
+        probe="import sys\n\ndef test_light():\n"
+        "    assert 'pytest_karenina.pipeline' not in sys.modules\n"
+        "    assert 'langchain_core' not in sys.modules\n"
+    )
+    pytester.runpytest_subprocess(str(probe), "-p", "no:hypothesis").assert_outcomes(passed=1)
