@@ -107,7 +107,10 @@ BOOL_WORDS = {
 def parse_bool(flag: str, text: str) -> bool:
     value = BOOL_WORDS.get(text.strip().lower())
     if value is None:
-        raise pytest.UsageError(f"{flag}: expected yes or no, got {text!r}")
+        raise pytest.UsageError(
+            f"{flag}: expected yes or no, got {text!r} (a bare {flag} takes the next "
+            f"argument as its value; write {flag}=yes before paths)"
+        )
     return value
 
 

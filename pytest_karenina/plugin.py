@@ -38,9 +38,10 @@ def pytest_load_initial_conftests(
     if not wanted and not positional:
         wanted = [str(path) for path in early_config.getini("karenina_checkpoints")]
     named = {Path(arg).resolve() for arg in positional}
-    for checkpoint in wanted:
-        if Path(checkpoint).resolve() not in named:  # keep `bench.jsonld::q1` selections
-            args.append(checkpoint)
+    missing = [c for c in wanted if Path(c).resolve() not in named]  # keep `b.jsonld::q1`
+    # In front: a bare yes/no flag at the end (``--karenina-abstention``) must not take a
+    # checkpoint path as its value.
+    args[:0] = missing
     resolved = dict.fromkeys(Path(p).resolve() for p in wanted)  # ordered, no duplicates
     early_config.stash[CHECKPOINTS_KEY] = tuple(resolved)
 
