@@ -46,3 +46,30 @@ def pytest_runtest_setup(item):
     ids = sorted(r["metadata"]["question_id"] for r in data["results"])
     assert ids == ["urn:karenina:test:mq001", "urn:karenina:test:mq002"]
     assert data["metadata"]["job_summary"]["is_complete"] is False
+
+
+def test_crashed_worker_loses_only_its_running_item(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    scripted(openai_server)
+    pytester.makeconftest(
+        """
+import os
+
+def pytest_runtest_setup(item):
+    if item.name == "mq002":
+        os._exit(3)
+"""
+    )
+    path = copy_checkpoint(pytester)
+    export = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        "--karenina", str(path), *endpoint_args(openai_server), "-n", "2",
+        f"--karenina-results={export}",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*mq002*crashed*"])
+    data = json.loads(export.read_text())
+    ids = sorted(r["metadata"]["question_id"] for r in data["results"])
+    assert ids == ["urn:karenina:test:mq001", "urn:karenina:test:mq003", "urn:karenina:test:mq004"]
