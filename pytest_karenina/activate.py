@@ -26,10 +26,15 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
             from pytest_karenina.xdist_partition import XdistControllerPlugin
 
             manager.register(XdistControllerPlugin(config), "karenina-xdist")
-        if manager.hasplugin("html"):
+        if html_report_wanted(config):
             from pytest_karenina.html import HtmlPlugin
 
             manager.register(HtmlPlugin(config), "karenina-html")
+
+
+def html_report_wanted(config: pytest.Config) -> bool:
+    """pytest-html is active and writes a report (``--html``) in this run."""
+    return config.pluginmanager.hasplugin("html") and bool(getattr(config.option, "htmlpath", None))
 
 
 def header_lines(config: pytest.Config) -> list[str]:

@@ -1,16 +1,183 @@
-"""pytest-html 4 integration (registered only when pytest-html is active)."""
+"""pytest-html 4 integration: Model/Verdict/Score columns, a per-model summary, item extras.
+
+:class:`HtmlPlugin` is registered on the reporting process only when pytest-html is
+active; :func:`add_extras` runs on the process that ran the item. Every piece of LLM or
+checkpoint text is escaped: pytest-html inserts cells and html extras with ``innerHTML``.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
+from html import escape
 from typing import Any
 
 import pytest
 
+MAX_VALUE = 200
+COLUMNS = (("kmodel", "Model"), ("kverdict", "Verdict"), ("kscore", "Score"))
+"""(column type, title) of the inserted columns, in order, after the Test column."""
+FIRST_COLUMN = 2
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else escape(str(value))
+
+
+def _value(value: Any) -> str:
+    """A parsed or expected value as escaped, bounded text (strings quoted like repr)."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+    if len(text) > MAX_VALUE:
+        text = text[: MAX_VALUE - 3] + "..."
+    return escape(text)
+
+
+def _score(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else ""
+
+
+def _mark(passed: Any) -> str:
+    if passed is None:
+        return '<span class="karenina-na">-</span>'
+    return "pass" if passed else '<strong class="karenina-fail">FAIL</strong>'
+
+
+def _fields_table(fields: list[Mapping[str, Any]]) -> str:
+    head = "".join(f"<th>{t}</th>" for t in ("field", "expected", "parsed", "primitive", "result"))
+    rows = "".join(
+        f"<tr><td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
+        f"<td>{_value(row.get('parsed'))}</td><td>{_text(row.get('primitive') or '-')}</td>"
+        f"<td>{_mark(row.get('passed'))}</td></tr>"
+        for row in fields
+    )
+    return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
+
+
+def _notes(summary: Mapping[str, Any]) -> Iterator[str]:
+    for name, ok in (summary.get("regex") or {}).items():
+        yield f"regex {_text(name)}: {_mark(bool(ok))}"
+    for text in summary.get("overrides") or []:
+        yield f"override: {_text(text)}"
+    if summary.get("abstention_reasoning"):
+        yield f"abstention: {_text(summary['abstention_reasoning'])}"
+    if summary.get("sufficiency_reasoning"):
+        yield f"sufficiency: {_text(summary['sufficiency_reasoning'])}"
+    if summary.get("error"):
+        yield f'error: <span class="karenina-error">{_text(summary["error"])}</span>'
+
+
+def _result_block(summary: Mapping[str, Any], trace: str | None, label: str | None) -> str:
+    """One result's details; ``label`` (several results) also shows its category and tokens."""
+    granular = _score(summary.get("granular_score"))
+    head = f"<strong>{label}</strong>{_text(summary.get('category'))}, " if label else ""
+    tokens = (
+        f", tokens {_text(summary.get('input_tokens'))} in / "
+        f"{_text(summary.get('output_tokens'))} out"
+        if label
+        else ""
+    )
+    parts = [
+        f"<p>{head}verify_result {_text(summary.get('verify_result'))} "
+        f"(decided by {_text(summary.get('deciding_stage'))}), "
+        f"parsing {_text(summary.get('parsing_model'))}"
+        + (f", granular score {granular}" if granular else "")
+        + f"{tokens}</p>"
+    ]
+    if summary.get("fields"):
+        parts.append(_fields_table(summary["fields"]))
+    notes = list(_notes(summary))
+    if notes:
+        parts.append('<ul class="karenina-notes">' + "".join(f"<li>{n}</li>" for n in notes))
+        parts.append("</ul>")
+    if trace:
+        parts.append(
+            '<details class="karenina-trace"><summary>raw response</summary>'
+            f'<pre style="white-space: pre-wrap">{escape(trace)}</pre></details>'
+        )
+    return '<div class="karenina-result">' + "".join(parts) + "</div>"
+
+
+def _trace(payload: Mapping[str, Any], index: int, summary: Mapping[str, Any]) -> str | None:
+    raw = summary.get("raw_response")
+    if raw is None:
+        results = payload.get("results") or []
+        template = results[index].get("template") if index < len(results) else None
+        raw = (template or {}).get("raw_llm_response")
+    return str(raw) if raw else None
+
+
+def render_extras(payload: Mapping[str, Any], include_trace: bool) -> str:
+    """The item's extras block (question, verdict, per-result details) as escaped HTML."""
+    replicate = payload.get("replicate")
+    head = (
+        f'<p class="karenina-question"><strong>Question </strong>'
+        f"{_text(payload.get('question'))}</p>"
+        f"<p><strong>Verdict </strong>{_text(payload.get('category'))}, "
+        f"answering {_text(payload.get('answering_model'))}"
+        + (f", replicate {_text(replicate)}" if replicate is not None else "")
+        + f", tokens {_text(payload.get('input_tokens'))} in / "
+        f"{_text(payload.get('output_tokens'))} out</p>"
+    )
+    summaries = payload.get("summaries") or []
+    blocks = []
+    for index, summary in enumerate(summaries):
+        label = f"Result {index + 1}/{len(summaries)}: " if len(summaries) > 1 else None
+        trace = _trace(payload, index, summary) if include_trace else None
+        blocks.append(_result_block(summary, trace, label))
+    return '<div class="karenina-extras">' + head + "".join(blocks) + "</div>"
+
 
 def add_extras(report: pytest.TestReport, payload: dict[str, Any], include_trace: bool) -> None:
-    """Attach the item's extras to ``report.extras`` (placeholder until the HTML work)."""
+    """Append the item's html extra to ``report.extras`` (created when missing)."""
+    from pytest_html import extras  # type: ignore[import-untyped]
+
+    found = getattr(report, "extras", None)
+    if not isinstance(found, list):
+        found = []
+        report.extras = found  # type: ignore[attr-defined]
+    found.append(extras.html(render_extras(payload, include_trace)))
 
 
 class HtmlPlugin:
+    """pytest-html hooks on the reporting process."""
+
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        for offset, (column, title) in enumerate(COLUMNS):
+            cell = f'<th class="sortable" data-column-type="{column}">{title}</th>'
+            cells.insert(FIRST_COLUMN + offset, cell)
+
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        """Always inserts one cell per column (empty without a payload), or rows misalign."""
+        payload = getattr(report, "karenina", None)
+        if not isinstance(payload, dict):
+            payload = {}
+        values = (
+            _text(payload.get("answering_model")),
+            _text(payload.get("category")),
+            _score(payload.get("score")),
+        )
+        for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
+            cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')
+
+    def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
+        controller = session.config.pluginmanager.get_plugin("karenina-controller")
+        summary = getattr(controller, "summary", None)
+        if summary is None or not summary.total:
+            return
+        rows = "".join(
+            f"<tr><td>{_text(model)}</td><td>{passed / total:.1%}</td>"
+            f"<td>{passed}/{total}</td></tr>"
+            for model, (passed, total) in sorted(summary.by_model().items())
+        )
+        gate = summary.gate
+        prefix.append(
+            '<div class="karenina-summary">'
+            f"<p><strong>karenina</strong> pass rate {summary.pass_rate:.1%} "
+            f"({summary.passed}/{summary.total} items)"
+            + (f"; gate: {_text(gate.describe())}" if gate is not None else "")
+            + '</p><table class="karenina-models"><tr><th>answering model</th>'
+            f"<th>pass rate</th><th>passed</th></tr>{rows}</table></div>"
+        )

@@ -24,7 +24,10 @@ class RunnerPlugin:
     """Runs the pipelines of the items this process executes."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from pytest_karenina.activate import html_report_wanted
+
         self.config = config
+        self.wants_html = html_report_wanted(config)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -65,7 +68,7 @@ class RunnerPlugin:
                     results=item.results, include_trace=trace,
                 )  # fmt: skip
                 report.karenina = payload  # type: ignore[attr-defined]
-                if self.config.pluginmanager.hasplugin("html"):
+                if self.wants_html:
                     from pytest_karenina.html import add_extras
 
                     add_extras(report, payload, trace)
