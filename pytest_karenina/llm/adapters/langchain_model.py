@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from pytest_karenina.llm.model_config import ModelConfig
 
-_IMPORTS = threading.RLock()
-"""Serialises model construction and first calls across threads (lazy SDK imports)."""
+_IMPORTS = threading.Lock()
+"""Serialises model construction across all models: it imports provider packages."""
 
 ENDPOINT_KEY_VARIABLE = "OPENAI_API_KEY"
 """Environment variable read for an ``openai_endpoint`` model without ``endpoint_api_key``."""
@@ -60,7 +60,6 @@ class LangChainModel:
     def __init__(self, config: ModelConfig, *, chat_model: BaseChatModel | None = None) -> None:
         self.config = config
         self._chat_model = chat_model
-        self._warm = False
 
     @property
     def replay_identity(self) -> dict[str, Any]:
@@ -81,17 +80,6 @@ class LangChainModel:
             if self._chat_model is None:
                 self._chat_model = self._build()
             return self._chat_model
-
-    def _first_call(self, call: Callable[[], ModelReply]) -> ModelReply:
-        """Run the first call of this model alone: provider SDKs import modules lazily on
-        their first request, and concurrent first imports can meet partially initialised
-        modules (seen with openai 3.x under 8 threads)."""
-        if self._warm:
-            return call()
-        with _IMPORTS:
-            reply = call()
-            self._warm = True
-            return reply
 
     def _build(self) -> BaseChatModel:
         config = self.config
@@ -125,9 +113,6 @@ class LangChainModel:
         return _speaks_openai(self._model())
 
     def invoke(self, request: ModelRequest) -> ModelReply:
-        return self._first_call(lambda: self._invoke(request))
-
-    def _invoke(self, request: ModelRequest) -> ModelReply:
         model = self._model()
         messages = to_langchain(request.messages)
         openai = _speaks_openai(model)
