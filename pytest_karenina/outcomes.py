@@ -124,7 +124,11 @@ def deciding_stage(result: VerificationResult) -> str:
         if template.embedding_override_applied:
             return "EmbeddingCheck"
     failure = result.metadata.failure
-    return failure.stage if failure is not None else "VerifyTemplate"
+    if failure is None:
+        return "VerifyTemplate"
+    # Failure records name stages in snake case (verify_template); show the class-style name.
+    stage = failure.stage
+    return "".join(part.capitalize() for part in stage.split("_")) if stage.islower() else stage
 
 
 def explain_result(result: VerificationResult, template_code: str) -> str:

@@ -34,11 +34,13 @@ def pytest_load_initial_conftests(
     """Turn each checkpoint into a collection argument (the ini list acts like testpaths)."""
     namespace = early_config.known_args_namespace
     positional = [str(arg).partition("::")[0] for arg in (namespace.file_or_dir or [])]
-    wanted = [str(path) for path in (namespace.karenina_checkpoints or [])]
-    if not wanted and not positional:
-        wanted = [str(path) for path in early_config.getini("karenina_checkpoints")]
+    given = [str(path) for path in (namespace.karenina_checkpoints or [])]
+    if not given and not positional:
+        given = [str(path) for path in early_config.getini("karenina_checkpoints")]
+    # ``--karenina b.jsonld::q1`` selects like the positional ``b.jsonld::q1``.
+    wanted = [arg.partition("::")[0] for arg in given]
     named = {Path(arg).resolve() for arg in positional}
-    missing = [c for c in wanted if Path(c).resolve() not in named]  # keep `b.jsonld::q1`
+    missing = [a for a, c in zip(given, wanted) if Path(c).resolve() not in named]
     # In front: a bare yes/no flag at the end (``--karenina-abstention``) must not take a
     # checkpoint path as its value.
     args[:0] = missing

@@ -173,6 +173,9 @@ class RetryingModel:
     def invoke(self, request: ModelRequest) -> ModelReply:
         """Send ``request``, retrying transient failures; raise :class:`TransportError` at the end.
 
+        An inner model's ``prepare()`` (building its client, importing its SDK) runs before
+        each attempt, outside the attempt's timeout.
+
         An :class:`~.ports.LLMCallError` from the inner model is already final and
         propagates unchanged; ``BaseException``s that are not ``Exception`` are not caught.
         The provider exception is not chained (it may quote credentials).
@@ -180,9 +183,12 @@ class RetryingModel:
         start = self._clock()
         used: dict[str, int] = {}
         attempt = 0
+        prepare = getattr(self.inner, "prepare", None)
         while True:
             attempt += 1
             try:
+                if prepare is not None:  # building the client is not part of any attempt
+                    prepare()
                 return self._attempt(request, self.attempt_timeout(used.get("timeout", 0)))
             except LLMCallError:
                 raise

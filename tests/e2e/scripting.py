@@ -164,6 +164,11 @@ class _LoggedModel:
     def replay_identity(self) -> dict[str, Any]:
         return self.inner.replay_identity
 
+    def prepare(self) -> None:
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            prepare()
+
     def invoke(self, request: ModelRequest) -> ModelReply:
         self.log.add(request)
         return self.inner.invoke(request)

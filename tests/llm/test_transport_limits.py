@@ -199,3 +199,19 @@ def test_without_a_timeout_the_request_carries_none() -> None:
     inner = SelfTimed("done")
     model, _ = retrying(inner, FakeClock())
     assert model.invoke(req()).text == "done" and inner.timeouts == [None]
+
+
+def test_prepare_runs_outside_the_attempt_timeout() -> None:
+    class SlowToBuild(ScriptedModel):
+        built = 0
+
+        def prepare(self) -> None:
+            if not self.built:
+                threading.Event().wait(0.2)  # e.g. importing a provider SDK
+            self.built += 1
+
+    inner = SlowToBuild("ok")
+    model, events = retrying(inner, FakeClock(), timeout=0.1)
+    assert model.invoke(req()).text == "ok"
+    assert events == [] and inner.built == 1
+    join_threads("karenina-llm-call")

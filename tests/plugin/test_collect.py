@@ -108,3 +108,13 @@ def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:
         "    assert 'langchain_core' not in sys.modules\n"
     )
     pytester.runpytest_subprocess(str(probe), "-p", "no:hypothesis").assert_outcomes(passed=1)
+
+
+def test_karenina_option_takes_a_node_id(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--collect-only", "-q")
+    result = pytester.runpytest("--karenina", f"{path}::mq002", *args)
+    assert "1 test collected" in result.stdout.str()
+    result.stdout.fnmatch_lines(["multi_question.jsonld::mq002"])

@@ -23,7 +23,7 @@ def test_questions_become_items_with_verdicts(
         in result.stdout.str()
     )
     result.stdout.fnmatch_lines([
-        "*verify_result False (decided by verify_template)*",
+        "*verify_result False (decided by VerifyTemplate)*",
         "  symbol | 'Au' | 'Ag' | - | -",
         "*karenina summary*",
         "pass rate 50.0% (2/4 items)",

@@ -107,6 +107,10 @@ class LangChainModel:
         model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
         return cast("BaseChatModel", model)
 
+    def prepare(self) -> None:
+        """Build the chat model now (imports the provider package); idempotent."""
+        self._model()
+
     @property
     def enforces_timeout(self) -> bool:
         """OpenAI models take ``ModelRequest.timeout`` per request (the SDK's ``timeout``)."""
