@@ -40,7 +40,7 @@ def pytest_load_initial_conftests(
     # ``--karenina b.jsonld::q1`` selects like the positional ``b.jsonld::q1``.
     wanted = [arg.partition("::")[0] for arg in given]
     named = {Path(arg).resolve() for arg in positional}
-    missing = [a for a, c in zip(given, wanted) if Path(c).resolve() not in named]
+    missing = [a for a, c in zip(given, wanted, strict=True) if Path(c).resolve() not in named]
     # In front: a bare yes/no flag at the end (``--karenina-abstention``) must not take a
     # checkpoint path as its value.
     args[:0] = missing
