@@ -8,7 +8,8 @@
    scripted server child (benchmarks/bench_pipeline.py) at ``--latency``; then the same
    with ``-n 2``. Wall time is pytest's own session time (the "in X s" of its last line,
    from session start to end, so interpreter start-up is not counted) against the ideal
-   ``ceil(N / C) x calls x latency`` (with ``-n 2``: C per worker, so N / 2 per worker).
+   ``ceil(N / C) x calls x latency`` (with ``-n 2``: C per worker, so N / 2 per worker;
+   run once with C per worker and once with C / 2, the same total in flight).
 2. Start-up: median wall time of ``pytest --co -q`` in an empty directory with the plugin
    installed but inactive, against ``-p no:karenina``.
 3. Collection: ``pytest --karenina FILE --collect-only -q`` on a 10,000-question
@@ -130,6 +131,7 @@ def main() -> None:
     args = parser.parse_args()
     throughput(args.questions, args.concurrency, args.latency, 1)
     throughput(args.questions, args.concurrency, args.latency, 2)
+    throughput(args.questions, args.concurrency // 2, args.latency, 2)  # same total in flight
     startup(args.startup_runs)
     collection(args.collect)
 
