@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_karenina.outcomes import KareninaPipelineError, VerificationFailed, explain_error
+from pytest_karenina.outcomes import VerificationFailed, explain_error
 from pytest_karenina.settings import SETTINGS_KEY
 
 if TYPE_CHECKING:
@@ -73,11 +73,12 @@ class CheckpointFile(pytest.File):
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
         seen: dict[str, int] = {}
+        combinations = variants(config)
         for question in benchmark.questions:
             base = question_slug(question.id)
             seen[base] = seen.get(base, 0) + 1
             name = base if seen[base] == 1 else f"{base}-{seen[base]}"
-            for variant in variants(config):
+            for variant in combinations:
                 full = name if variant.label is None else f"{name}[{variant.label}]"
                 # An explicit nodeid: pytest 9.2 mis-caches ids of custom items whose name
                 # holds "[" (pytest-dev/pytest#15045), which breaks --lf.
@@ -122,7 +123,7 @@ class QuestionItem(pytest.Item):
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
         if errors:
-            pytest.fail(explain_error(KareninaPipelineError(errors)), pytrace=False)
+            pytest.fail(explain_error(errors), pytrace=False)
 
     def runtest(self) -> None:
         verdicts = [r.template.verify_result if r.template else None for r in self.results]

@@ -1,5 +1,6 @@
-"""Item outcomes and their explanations: a false verdict is a failure, a pipeline error an
-error (raised in setup), both rendered as compact text instead of a traceback."""
+"""Item outcomes and their explanations: a false verdict is a failure (VerificationFailed,
+rendered by ``repr_failure``), a pipeline error an error (``explain_error`` text raised in
+setup), both as compact text instead of a traceback."""
 
 from __future__ import annotations
 
@@ -26,17 +27,10 @@ class VerificationFailed(AssertionError):
         return "\n\n".join(explain_result(r, self.template_code) for r in self.results)
 
 
-class KareninaPipelineError(RuntimeError):
-    """The pipeline could not produce a verdict (broken template, LLM failure, replay miss)."""
-
-    def __init__(self, results: Sequence[VerificationResult]) -> None:
-        super().__init__("; ".join(r.metadata.error or "pipeline error" for r in results))
-        self.results = list(results)
-
-
-def explain_error(error: KareninaPipelineError) -> str:
+def explain_error(results: Sequence[VerificationResult]) -> str:
+    """Why the pipeline could not decide, per result: stage, category, message."""
     lines = []
-    for result in error.results:
+    for result in results:
         failure = result.metadata.failure
         where = f" in {failure.stage} ({failure.category})" if failure else ""
         lines.append(f"pipeline error{where}: {result.metadata.error or 'unknown error'}")

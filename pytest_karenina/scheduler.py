@@ -150,7 +150,9 @@ class Scheduler:
         return future.result()
 
     def stop(self) -> None:
-        """Drop queued work, let the threads end, save a recording store."""
+        """Drop queued work, let the threads end, save a recording store (once)."""
+        if self._stopped.is_set():
+            return
         self._stopped.set()
         for future in self._futures.values():
             future.cancel()

@@ -33,17 +33,14 @@ class RunnerPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         if session.config.pluginmanager.hasplugin("dsession"):  # xdist controller: no items
             return (yield)
+        from pytest_karenina.xdist_partition import worker_share
+
         scheduler = scheduler_of(self.config)
-        scheduler.start(self._my_items(session))
+        scheduler.start(worker_share(self.config, session.items))
         try:
             return (yield)
         finally:
             scheduler.stop()
-
-    def _my_items(self, session: pytest.Session) -> list[pytest.Item]:
-        from pytest_karenina.xdist_partition import worker_share
-
-        return worker_share(self.config, session.items)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_karenina.options import BOOL_WORDS, OPTIONS, Option, parse_bool
+from pytest_karenina.options import OPTIONS, Option, parse_bool
 
 if TYPE_CHECKING:
-    from pytest_karenina.llm.model_config import ModelConfig
     from pytest_karenina.pipeline.config import VerificationConfig
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
@@ -57,10 +56,6 @@ class Settings:
         from pytest_karenina.settings_config import build_config
 
         return build_config(self)
-
-    def model_configs(self) -> tuple[list[ModelConfig], list[ModelConfig]]:
-        config = self.verification_config()
-        return config.stamped_models()
 
 
 def _raw(config: pytest.Config, option: Option) -> Any:
@@ -146,6 +141,3 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
     )
-
-
-__all__ = ["BOOL_WORDS", "DEFAULT_CONCURRENCY", "SETTINGS_KEY", "Settings", "resolve_settings"]
