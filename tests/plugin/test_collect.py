@@ -118,3 +118,13 @@ def test_karenina_option_takes_a_node_id(
     result = pytester.runpytest("--karenina", f"{path}::mq002", *args)
     assert "1 test collected" in result.stdout.str()
     result.stdout.fnmatch_lines(["multi_question.jsonld::mq002"])
+
+
+def test_deselect_drops_one_variant(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--karenina-replicates", "2", "--collect-only", "-q")
+    result = pytester.runpytest(
+        "--karenina", str(path), "--deselect", f"{path.name}::mq002[test-model-r2]", *args
+    )
+    assert "9/10 tests collected (1 deselected)" in result.stdout.str()
+    assert "mq002[test-model-r2]" not in result.stdout.str()
