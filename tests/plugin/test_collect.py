@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tests.helpers import DATA
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
@@ -43,9 +43,8 @@ def test_path_and_name_select_every_variant_and_k_matches_keywords(
 
 
 def test_last_failed_reruns_only_the_failures(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     args = [a for a in endpoint_args(openai_server) if a not in ("-p", "no:cacheprovider")]
@@ -82,9 +81,8 @@ def test_broken_checkpoint_is_one_collection_error(
 
 
 def test_broken_template_errors_only_its_item(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     data = json.loads((DATA / "multi_question.jsonld").read_text())
     data["dataFeedElement"][0]["item"]["hasPart"]["text"] = (

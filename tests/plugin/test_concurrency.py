@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,24 +10,40 @@ import pytest
 
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.e2e.scripting import Case
-from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
 class InFlight:
-    """Answers slowly and remembers the most answering calls open at once."""
+    """Holds each answering call until ``gather`` calls are open at once (or ``patience``
+    seconds pass) and remembers the most that were open together.
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
+    Waiting for the others instead of sleeping a fixed time keeps the cross-process check
+    independent of how far apart the xdist workers start on a loaded machine; a run whose
+    pipelines do not overlap still ends, after ``patience`` per call, with a low peak.
+    """
+
+    def __init__(self, gather: int, patience: float) -> None:
+        self.gather, self.patience = gather, patience
+        self.opened = threading.Condition()
         self.now = self.peak = 0
+
+    @classmethod
+    def scripted(cls, server: OpenAIServer, gather: int, patience: float) -> InFlight:
+        """A tracker answering the multi-question cases on ``server`` (judge rules too)."""
+        tracker = cls(gather, patience)
+        for case in CHECKPOINT_CASES[MULTI]:
+            server.add_rule(tracker.answer(case), last_contains=case.asks, structured=False)
+        scripted(server)
+        return tracker
 
     def answer(self, case: Case) -> Callable[[dict[str, Any]], str]:
         def reply(body: dict[str, Any]) -> str:
-            with self.lock:
+            with self.opened:
                 self.now += 1
                 self.peak = max(self.peak, self.now)
-            time.sleep(0.4)  # long enough for the other pipelines to get here too
-            with self.lock:
+                self.opened.notify_all()
+                self.opened.wait_for(lambda: self.peak >= self.gather, timeout=self.patience)
                 self.now -= 1
             return case.answer
 
@@ -37,14 +52,9 @@ class InFlight:
 
 @pytest.mark.parametrize(("dist", "expected"), [([], 4), (["-n", "2"], 4)], ids=["one", "xdist"])
 def test_every_answer_is_in_flight_at_once(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
-    dist: list[str], expected: int,
-) -> None:  # fmt: skip
-    use_key(monkeypatch)
-    tracker = InFlight()
-    for case in CHECKPOINT_CASES[MULTI]:
-        openai_server.add_rule(tracker.answer(case), last_contains=case.asks, structured=False)
-    scripted(openai_server)
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str], expected: int
+) -> None:
+    tracker = InFlight.scripted(openai_server, gather=expected, patience=60.0)
     path = copy_checkpoint(pytester)
     result = pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(openai_server),
                                            *dist)  # fmt: skip
@@ -54,13 +64,10 @@ def test_every_answer_is_in_flight_at_once(
 
 
 def test_concurrency_one_runs_pipelines_one_by_one(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
-    tracker = InFlight()
-    for case in CHECKPOINT_CASES[MULTI]:
-        openai_server.add_rule(tracker.answer(case), last_contains=case.asks, structured=False)
-    scripted(openai_server)
+    # Each answer waits up to 0.4 s for a second one that never comes when runs are serial.
+    tracker = InFlight.scripted(openai_server, gather=2, patience=0.4)
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-concurrency", "1")
     pytester.runpytest_subprocess("--karenina", str(path), *args).assert_outcomes(

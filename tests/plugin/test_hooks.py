@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 STAGES_CONFTEST = '''
@@ -61,9 +61,8 @@ def pytest_sessionfinish(session):
 
 
 def test_conftest_stage_runs_in_every_pipeline(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     pytester.makeconftest(STAGES_CONFTEST)
     path = copy_checkpoint(pytester)
@@ -77,9 +76,8 @@ def test_conftest_stage_runs_in_every_pipeline(
 
 
 def test_invalid_stage_list_errors_each_item(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     pytester.makeconftest(
         """
 def pytest_karenina_modify_stages(item, stages):

@@ -15,7 +15,7 @@ import pytest
 from pytest_karenina.html import render_extras
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.e2e.scripting import Case, script
-from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 FAILING = f"{MULTI}::mq004"
@@ -60,10 +60,9 @@ def extras_html(entry: dict[str, Any]) -> str:
 
 
 def test_report_has_karenina_columns_rows_and_summary(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
     dist_args: list[str],
 ) -> None:  # fmt: skip
-    use_key(monkeypatch)
     scripted(openai_server)
     result, report = run_html(pytester, openai_server, copy_checkpoint(pytester), *dist_args)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
@@ -92,10 +91,7 @@ def test_report_has_karenina_columns_rows_and_summary(
     assert "raw response" not in extras_html(passing)
 
 
-def test_run_without_pytest_html(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    use_key(monkeypatch)
+def test_run_without_pytest_html(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     result = pytester.runpytest_subprocess(
@@ -106,9 +102,8 @@ def test_run_without_pytest_html(
 
 
 def test_llm_and_checkpoint_text_is_escaped(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     path = copy_checkpoint(pytester)
     question = "What is the chemical symbol for gold?"
     path.write_text(path.read_text().replace(question, f"{question} {SCRIPT}"))
@@ -127,9 +122,8 @@ def test_llm_and_checkpoint_text_is_escaped(
 
 
 def test_trace_none_leaves_out_raw_responses(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     result, report = run_html(pytester, openai_server, path, "--karenina-html-trace=none")
@@ -141,9 +135,8 @@ def test_trace_none_leaves_out_raw_responses(
 
 
 def test_trace_all_includes_passing_raw_responses(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     result, report = run_html(pytester, openai_server, path, "--karenina-html-trace=all")
@@ -181,12 +174,11 @@ def test_extras_list_every_note_escaped() -> None:
 
 
 def test_failing_fields_table_renders_in_headless_chromium(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
     chromium = shutil.which("chromium") or shutil.which(CHROMIUM)
     if chromium is None:
         pytest.skip("chromium is not installed (Debian package 'chromium')")
-    use_key(monkeypatch)
     scripted(openai_server)
     result, report = run_html(pytester, openai_server, copy_checkpoint(pytester))
     result.assert_outcomes(passed=2, failed=2, skipped=1)

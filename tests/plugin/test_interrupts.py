@@ -6,14 +6,13 @@ import json
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
 def test_exitfirst_drops_queued_pipelines(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     openai_server.set_latency(0.3)
     path = copy_checkpoint(pytester)
@@ -25,9 +24,8 @@ def test_exitfirst_drops_queued_pipelines(
 
 
 def test_ctrl_c_leaves_finished_results_in_the_export(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     pytester.makeconftest(
         """
@@ -49,9 +47,8 @@ def pytest_runtest_setup(item):
 
 
 def test_crashed_worker_loses_only_its_running_item(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     pytester.makeconftest(
         """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
@@ -67,9 +67,8 @@ karenina_mode = template_only
 
 
 def test_strict_replay_plays_back_offline_and_misses_are_errors(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     store = pytester.path / "calls.jsonl"

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
@@ -23,10 +23,9 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> pytest.
 
 
 def test_junit_properties_and_outcomes(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
     dist_args: list[str],
 ) -> None:  # fmt: skip
-    use_key(monkeypatch)
     junit = pytester.path / "junit.xml"
     result = run(pytester, openai_server, f"--junitxml={junit}", *dist_args)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
@@ -44,10 +43,9 @@ def test_junit_properties_and_outcomes(
 
 
 def test_results_stream_into_a_karenina_export(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
     dist_args: list[str],
 ) -> None:  # fmt: skip
-    use_key(monkeypatch)
     export = pytester.path / "out" / "results.json"
     run(pytester, openai_server, f"--karenina-results={export}", *dist_args)
     data = json.loads(export.read_text())
@@ -62,10 +60,9 @@ def test_results_stream_into_a_karenina_export(
     ("rate", "code", "decision"), [("0.5", 0, "gate passed"), ("0.75", 1, "gate FAILED")]
 )
 def test_min_pass_rate_gate(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
     rate: str, code: int, decision: str,
 ) -> None:  # fmt: skip
-    use_key(monkeypatch)
     junit = pytester.path / "junit.xml"
     result = run(pytester, openai_server, "--karenina-min-pass-rate", rate, f"--junitxml={junit}")
     assert result.ret == code
@@ -77,7 +74,6 @@ def test_min_pass_rate_gate(
 
 
 def test_without_gate_any_failure_fails_the_run(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     assert run(pytester, openai_server).ret == 1

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted, use_key
+from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
 def test_questions_become_items_with_verdicts(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    use_key(monkeypatch)
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     result = pytester.runpytest_subprocess(
