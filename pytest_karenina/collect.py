@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_karenina.outcomes import VerificationFailed, explain_error
+from pytest_karenina.outcomes import VerificationFailed, explain_error, explain_unmeasured
 from pytest_karenina.settings import SETTINGS_KEY
 
 if TYPE_CHECKING:
@@ -18,9 +18,14 @@ if TYPE_CHECKING:
     from pytest_karenina.llm.model_config import ModelConfig
     from pytest_karenina.pipeline.config import VerificationConfig
     from pytest_karenina.results import VerificationResult
+    from pytest_karenina.rubrics.gates import GatePolicy
+    from pytest_karenina.rubrics.traits import Rubric
+    from pytest_karenina.verdicts import Verdict
 
 CONFIG_KEY = pytest.StashKey["VerificationConfig"]()
+POLICY_KEY = pytest.StashKey["GatePolicy"]()
 UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
+NO_VERDICT = "no verdict: the evaluation mode decided nothing for this item"
 _SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -45,10 +50,10 @@ class Variant:
 
 
 def variants(config: VerificationConfig) -> list[Variant]:
+    from pytest_karenina.pipeline.run import replicate_numbers
+
     answering, _ = config.stamped_models()
-    replicates: list[int | None] = (
-        [None] if config.replicate_count == 1 else list(range(1, config.replicate_count + 1))
-    )
+    replicates = replicate_numbers(config)
     several = len(answering) * len(replicates) > 1
     found = []
     for model in answering:
@@ -74,6 +79,7 @@ class CheckpointFile(pytest.File):
             raise self.CollectError(str(exc)) from None
         seen: dict[str, int] = {}
         combinations = variants(config)
+        rubrics = (benchmark.global_rubric, benchmark.global_dynamic_rubric)
         for question in benchmark.questions:
             base = question_slug(question.id)
             seen[base] = seen.get(base, 0) + 1
@@ -84,33 +90,51 @@ class CheckpointFile(pytest.File):
                 # holds "[" (pytest-dev/pytest#15045), which breaks --lf.
                 yield QuestionItem.from_parent(
                     self, name=full, nodeid=f"{self.nodeid}::{full}",
-                    question=question, variant=variant,
+                    question=question, variant=variant, rubrics=rubrics,
                 )  # fmt: skip
 
 
 class QuestionItem(pytest.Item):
     """One question x answering model x replicate; its pipeline runs in the scheduler."""
 
-    def __init__(self, *, question: Question, variant: Variant, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        question: Question,
+        variant: Variant,
+        rubrics: tuple[Rubric | None, Rubric | None] = (None, None),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.question = question
         self.variant = variant
+        self.global_rubric, self.dynamic_rubric = rubrics
         self.add_marker("karenina")
         self.extra_keyword_matches.update(question.keywords)
         if variant.answering.id:
             self.extra_keyword_matches.add(variant.answering.id)
-        if not question.finished and not self.config.stash[SETTINGS_KEY].include_unfinished:
+        self.runnable = question.finished or self.config.stash[SETTINGS_KEY].include_unfinished
+        if not self.runnable:
             self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
         self.results: list[VerificationResult] = []
+        self.verdicts: list[Verdict] = []
+
+    @property
+    def has_rubric(self) -> bool:
+        """Whether the question has rubric traits (global, its own or dynamic)."""
+        rubrics = (self.global_rubric, self.question.rubric, self.dynamic_rubric)
+        return any(rubric is not None and not rubric.is_empty for rubric in rubrics)
 
     def setup(self) -> None:
-        """Wait for the pipeline; problems of the pipeline are errors of the item.
+        """Wait for the pipeline; problems of the pipeline are errors of the item, and so are
+        gated rubric traits without a value.
 
         ``pytest.fail(pytrace=False)`` because pytest renders setup errors itself (not
         through ``repr_failure``): this keeps them to the explanation.
         """
         from pytest_karenina.payload import user_properties
         from pytest_karenina.scheduler import StageListError, scheduler_of
+        from pytest_karenina.verdicts import RUBRIC_ERROR, judge, trait_definitions
 
         try:
             self.results = scheduler_of(self.config).result_of(self)
@@ -118,19 +142,38 @@ class QuestionItem(pytest.Item):
             pytest.fail(str(exc), pytrace=False)
         for result in self.results:
             self.ihook.pytest_karenina_verification_result(item=self, result=result)
-        self.user_properties.extend(user_properties(self.results))
+        definitions = trait_definitions(
+            (self.global_rubric, self.question.rubric, self.dynamic_rubric)
+        )
+        mode = self.config.stash[CONFIG_KEY].evaluation_mode
+        gating = self.config.stash[SETTINGS_KEY].rubric_gating(mode)
+        self.verdicts = judge(self.results, definitions, self._gate_policy(), gating)
+        self.user_properties.extend(user_properties(self.verdicts))
         errors = [
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
         if errors:
             pytest.fail(explain_error(errors), pytrace=False)
+        unmeasured = [v for v in self.verdicts if v.category == RUBRIC_ERROR]
+        if unmeasured:
+            pytest.fail(explain_unmeasured(unmeasured), pytrace=False)
+
+    def _gate_policy(self) -> GatePolicy:
+        policy = self.config.stash.get(POLICY_KEY, None)
+        if policy is None:
+            policy = self.config.stash[POLICY_KEY] = self.config.stash[SETTINGS_KEY].gate_policy()
+        return policy
 
     def runtest(self) -> None:
-        verdicts = [r.template.verify_result if r.template else None for r in self.results]
-        if any(verdict is False for verdict in verdicts):
-            raise VerificationFailed(self.results, self.question.template_code)
-        if not verdicts or any(verdict is None for verdict in verdicts):
-            pytest.skip("no verdict: the evaluation mode decided nothing for this item yet")
+        from pytest_karenina.verdicts import NO_GATED_TRAITS
+
+        categories = [verdict.category for verdict in self.verdicts]
+        if any(category not in ("pass", "no_verdict") for category in categories):
+            raise VerificationFailed(self.verdicts, self.question.template_code)
+        if not categories or "no_verdict" in categories:
+            rubric_only = self.config.stash[CONFIG_KEY].evaluation_mode == "rubric_only"
+            reason = NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT
+            pytest.skip(reason)
 
     def repr_failure(
         self,

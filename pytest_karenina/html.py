@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 MAX_VALUE = 200
-COLUMNS = (("kmodel", "Model"), ("kverdict", "Verdict"), ("kscore", "Score"))
+COLUMNS = (
+    ("kmodel", "Model"),
+    ("kverdict", "Verdict"),
+    ("kscore", "Score"),
+    ("krubric", "Rubric"),
+)
 """(column type, title) of the inserted columns, in order, after the Test column."""
 FIRST_COLUMN = 2
 
@@ -53,6 +58,39 @@ def _fields_table(fields: list[Mapping[str, Any]]) -> str:
     return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
 
 
+def rubric_cell(payload: Mapping[str, Any]) -> str:
+    """``4/5 traits`` (gated traits that passed), or ``3 traits`` when none is gated."""
+    rubric = payload.get("rubric") or {}
+    gated, traits = rubric.get("gated") or 0, rubric.get("traits") or 0
+    if gated:
+        return f"{rubric.get('passed') or 0}/{gated} traits"
+    return f"{traits} traits" if traits else ""
+
+
+def _trait_mark(check: Mapping[str, Any]) -> str:
+    if check.get("skipped") is not None:
+        return '<span class="karenina-na">skipped</span>'
+    if check.get("error") is not None:
+        return '<strong class="karenina-error">no value</strong>'
+    if not check.get("gated"):
+        return '<span class="karenina-na">-</span>'
+    return _mark(check.get("passed"))
+
+
+def _rubric_table(checks: list[Mapping[str, Any]]) -> str:
+    titles = ("trait", "kind", "value", "bound", "result", "reasoning")
+    head = "".join(f"<th>{title}</th>" for title in titles)
+    rows = "".join(
+        f"<tr><td>{_text(check.get('name'))}</td><td>{_text(check.get('kind'))}</td>"
+        f"<td>{_value(check.get('value'))}</td><td>{_text(check.get('bound') or '-')}</td>"
+        f"<td>{_trait_mark(check)}</td><td>"
+        f"{_text(check.get('error') or check.get('skipped') or check.get('reasoning') or '')}"
+        "</td></tr>"
+        for check in checks
+    )
+    return f'<table class="karenina-rubric"><tr>{head}</tr>{rows}</table>'
+
+
 def _notes(summary: Mapping[str, Any]) -> Iterator[str]:
     for name, ok in (summary.get("regex") or {}).items():
         yield f"regex {_text(name)}: {_mark(bool(ok))}"
@@ -85,6 +123,8 @@ def _result_block(summary: Mapping[str, Any], trace: str | None, label: str | No
     ]
     if summary.get("fields"):
         parts.append(_fields_table(summary["fields"]))
+    if summary.get("rubric"):
+        parts.append(_rubric_table(summary["rubric"]))
     notes = list(_notes(summary))
     if notes:
         parts.append('<ul class="karenina-notes">' + "".join(f"<li>{n}</li>" for n in notes))
@@ -158,6 +198,7 @@ class HtmlPlugin:
             _text(payload.get("answering_model")),
             _text(payload.get("category")),
             _score(payload.get("score")),
+            _text(rubric_cell(payload)),
         )
         for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')

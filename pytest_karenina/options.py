@@ -15,6 +15,7 @@ MODES = ("template_only", "template_and_rubric", "rubric_only")
 INTERFACES = ("langchain", "openai_endpoint", "manual")
 REPLAY_MODES = ("off", "record", "replay", "strict")
 HTML_TRACE = ("failed", "all", "none")
+RUBRIC_STRATEGIES = ("batch", "sequential")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,29 @@ OPTIONS: tuple[Option, ...] = (
         "yes|no",
     ),
     Option("min-pass-rate", "Exit 0 when at least this share of items passed (0-1)", metavar="R"),
+    Option(
+        "rubric-strategy",
+        "LLM rubric traits in one judge call or one call per trait (default batch)",
+        metavar="NAME",
+        choices=RUBRIC_STRATEGIES,
+    ),
+    Option(
+        "rubric-gate",
+        "template_and_rubric: also fail items whose gated rubric traits fail",
+        "bool",
+        "yes|no",
+    ),
+    Option(
+        "rubric-gates",
+        "Rubric gate rules, e.g. 'Completeness>=4, extraction.f1>=0.8, Clarity off' (repeatable)",
+        "linelist",
+        "RULES",
+    ),
+    Option(
+        "rubric-score-threshold",
+        "Share of a score trait's range it must reach to pass by default (0-1, default 0.5)",
+        metavar="X",
+    ),
 )
 
 BOOL_WORDS = {

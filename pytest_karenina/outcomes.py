@@ -10,21 +10,48 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
+    from pytest_karenina.verdicts import Verdict
 
 MAX_VALUE = 60
 MAX_REASONING = 300
 
 
 class VerificationFailed(AssertionError):
-    """The judge's verdict on at least one of the item's results is false."""
+    """At least one of the item's results failed: a false template verdict or a failed
+    rubric gate."""
 
-    def __init__(self, results: Sequence[VerificationResult], template_code: str) -> None:
+    def __init__(self, verdicts: Sequence[Verdict], template_code: str) -> None:
         super().__init__("verification failed")
-        self.results = list(results)
+        self.verdicts = list(verdicts)
         self.template_code = template_code
 
     def explain(self) -> str:
-        return "\n\n".join(explain_result(r, self.template_code) for r in self.results)
+        return "\n\n".join(explain_verdict(v, self.template_code) for v in self.verdicts)
+
+
+def explain_verdict(verdict: Verdict, template_code: str) -> str:
+    """The template explanation (when there is a template verdict), then failing traits."""
+    from pytest_karenina.verdicts import rubric_explanation
+
+    result = verdict.result
+    if result.template is not None and result.template.verify_result is not None:
+        lines = [explain_result(result, template_code)]
+    else:
+        lines = [f"rubric verdict: {verdict.category}", f"  {_models(result)}"]
+    lines.extend(rubric_explanation(verdict))
+    return "\n".join(lines)
+
+
+def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
+    """Why gated rubric traits have no value, per result."""
+    from pytest_karenina.verdicts import trait_line
+
+    lines = []
+    for verdict in verdicts:
+        lines.append("rubric traits that decide the verdict could not be measured:")
+        lines.extend(trait_line(check) for check in verdict.unmeasured_traits)
+        lines.append(f"  {_models(verdict.result)}")
+    return "\n".join(lines)
 
 
 def explain_error(results: Sequence[VerificationResult]) -> str:

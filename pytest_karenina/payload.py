@@ -13,8 +13,9 @@ from pytest_karenina.outcomes import deciding_stage, field_rows, overrides
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
+    from pytest_karenina.verdicts import Verdict
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 
 
 def tokens(result: VerificationResult) -> tuple[int, int]:
@@ -23,32 +24,33 @@ def tokens(result: VerificationResult) -> tuple[int, int]:
     return int(total.get("input_tokens") or 0), int(total.get("output_tokens") or 0)
 
 
-def category(result: VerificationResult) -> str:
-    """pass, verify_fail, abstained, insufficient, no_verdict, or error:<failure category>."""
-    meta, template = result.metadata, result.template
-    if meta.error or not meta.completed_without_errors:
-        return f"error:{meta.failure.category}" if meta.failure else "error:unknown"
-    if template is None or template.verify_result is None:
-        return "no_verdict"
-    if template.verify_result:
-        return "pass"
-    if template.abstention_detected and template.abstention_override_applied:
-        return "abstained"
-    if template.sufficiency_detected is False and template.sufficiency_override_applied:
-        return "insufficient"
-    return "verify_fail"
+def verdict_stage(verdict: Verdict) -> str:
+    """The stage that decided: RubricEvaluation when a rubric gate did, else as for the
+    template verdict."""
+    from pytest_karenina.verdicts import RUBRIC_ERROR, RUBRIC_FAIL
+
+    template = verdict.result.template
+    no_template_verdict = template is None or template.verify_result is None
+    rubric_decided = verdict.category in (RUBRIC_FAIL, RUBRIC_ERROR) or (
+        verdict.category == "pass" and no_template_verdict
+    )
+    return "RubricEvaluation" if rubric_decided else deciding_stage(verdict.result)
 
 
-def result_summary(result: VerificationResult, template_code: str) -> dict[str, Any]:
+def result_summary(verdict: Verdict, template_code: str) -> dict[str, Any]:
+    from pytest_karenina.rubrics.gates import gate_summary
+    from pytest_karenina.verdicts import check_dict
+
+    result = verdict.result
     template = result.template
     input_tokens, output_tokens = tokens(result)
     granular = template.verify_granular_result if template else None
     return {
-        "category": category(result),
+        "category": verdict.category,
         "verify_result": template.verify_result if template else None,
         "granular_score": granular if isinstance(granular, int | float) else None,
         "parsing_model": result.metadata.parsing.model_name,
-        "deciding_stage": deciding_stage(result),
+        "deciding_stage": verdict_stage(verdict),
         "fields": field_rows(result, template_code),
         "regex": dict(template.regex_validation_results or {}) if template else {},
         "overrides": overrides(result),
@@ -58,16 +60,18 @@ def result_summary(result: VerificationResult, template_code: str) -> dict[str, 
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "raw_response": template.raw_llm_response if template else "",
+        "rubric": [check_dict(check) for check in verdict.checks],
+        "rubric_gates": list(gate_summary(verdict.checks)),
     }
 
 
 def build_payload(
     *, nodeid: str, question_id: str, question_text: str, answering_model: str,
-    replicate: int | None, template_code: str, results: Sequence[VerificationResult],
+    replicate: int | None, template_code: str, verdicts: Sequence[Verdict],
     include_trace: bool,
 ) -> dict[str, Any]:  # fmt: skip
     """The item's payload; ``include_trace`` keeps the raw response in the summaries."""
-    summaries = [result_summary(result, template_code) for result in results]
+    summaries = [result_summary(verdict, template_code) for verdict in verdicts]
     if not include_trace:
         for summary in summaries:
             summary["raw_response"] = None
@@ -76,6 +80,8 @@ def build_payload(
         (c for c in categories if c != "pass"), "pass"
     )
     scores = [s["granular_score"] for s in summaries if s["granular_score"] is not None]
+    passed, gated = (sum(s["rubric_gates"][i] for s in summaries) for i in (0, 1))
+    traits = sum(1 for s in summaries for check in s["rubric"] if check["skipped"] is None)
     return {
         "version": PAYLOAD_VERSION,
         "nodeid": nodeid,
@@ -87,15 +93,37 @@ def build_payload(
         "score": min(scores) if scores else None,
         "input_tokens": sum(s["input_tokens"] for s in summaries),
         "output_tokens": sum(s["output_tokens"] for s in summaries),
+        "rubric": {"passed": passed, "gated": gated, "traits": traits},
         "summaries": summaries,
-        "results": [result.model_dump(mode="json") for result in results],
+        "results": [verdict.result.model_dump(mode="json") for verdict in verdicts],
     }
 
 
-def user_properties(results: Sequence[VerificationResult]) -> list[tuple[str, object]]:
+def rubric_properties(verdict: Verdict) -> list[tuple[str, object]]:
+    """``karenina.rubric.<trait>`` (metric and template-kind traits: one per part) and
+    ``karenina.rubric_gates`` (passed/gated) when traits are gated."""
+    from pytest_karenina.rubrics.gates import gate_summary
+
+    found: list[tuple[str, object]] = []
+    for check in verdict.checks:
+        if check.skipped is not None:
+            continue
+        key = f"karenina.rubric.{check.name}"
+        if isinstance(check.value, dict):
+            found.extend((f"{key}.{part}", value) for part, value in check.value.items())
+        else:
+            found.append((key, check.value))
+    passed, gated = gate_summary(verdict.checks)
+    if gated:
+        found.append(("karenina.rubric_gates", f"{passed}/{gated}"))
+    return found
+
+
+def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
-    if not results:
+    if not verdicts:
         return []
+    results = [verdict.result for verdict in verdicts]
     result = results[0]
     template = result.template
     granular = template.verify_granular_result if template else None
@@ -107,8 +135,9 @@ def user_properties(results: Sequence[VerificationResult]) -> list[tuple[str, ob
         ("karenina.granular_score", granular if isinstance(granular, int | float) else None),
         ("karenina.answering_model", result.metadata.answering.model_name),
         ("karenina.parsing_model", ",".join(r.metadata.parsing.model_name for r in results)),
-        ("karenina.category", category(result)),
+        ("karenina.category", verdicts[0].category),
         ("karenina.input_tokens", input_tokens),
         ("karenina.output_tokens", output_tokens),
+        *rubric_properties(verdicts[0]),
     ]
     return [(name, "" if value is None else value) for name, value in found]

@@ -72,15 +72,12 @@ class Scheduler:
     def start(self, items: Iterable[pytest.Item]) -> None:
         """Queue the pipelines of ``items`` (in order) and start the worker threads."""
         for item in items:
-            if isinstance(item, QuestionItem) and self._runnable(item):
+            if isinstance(item, QuestionItem) and item.runnable:
                 self._submit(item)
         for index in range(self.settings.concurrency):
             thread = threading.Thread(target=self._work, name=f"karenina-{index}", daemon=True)
             thread.start()
             self._threads.append(thread)
-
-    def _runnable(self, item: QuestionItem) -> bool:
-        return item.question.finished or self.settings.include_unfinished
 
     def _submit(self, item: QuestionItem) -> Future[list[VerificationResult]]:
         future: Future[list[VerificationResult]] = Future()
@@ -98,7 +95,7 @@ class Scheduler:
         from pytest_karenina.pipeline import StageOrchestrator, StageRegistry
         from pytest_karenina.pipeline.stage_list import default_stages
 
-        stages = default_stages(self.vconfig, rubric=item.question.rubric)
+        stages = default_stages(self.vconfig, rubric=item.has_rubric)
         item.ihook.pytest_karenina_modify_stages(item=item, stages=stages)
         problems = StageRegistry.validate_dependencies(stages)
         if not stages or stages[-1].name != "FinalizeResult":
@@ -111,20 +108,16 @@ class Scheduler:
         return lambda: self._run(item, orchestrator)
 
     def _run(self, item: QuestionItem, orchestrator: Any) -> list[VerificationResult]:
-        from pytest_karenina.pipeline.run import Task, run_question
+        from pytest_karenina.pipeline.run import Task, run_answer_group
 
         _, parsing_models = self.vconfig.stamped_models()
-        results: list[VerificationResult] = []
-        answer: dict[str, Any] | None = None
-        for parsing in parsing_models:
-            task = Task(item.question, item.variant.answering, parsing, item.variant.replicate)
-            result, generated = run_question(
-                task, self.vconfig, self.llm, orchestrator=orchestrator,
-                run_name=self.run_name, cached_answer=answer,
-            )  # fmt: skip
-            results.append(result)
-            answer = answer or generated
-        return results
+        question, variant = item.question, item.variant
+        rubrics = (item.global_rubric, item.dynamic_rubric)
+        tasks = [
+            Task(question, variant.answering, parsing, variant.replicate, *rubrics)
+            for parsing in parsing_models
+        ]
+        return run_answer_group(tasks, self.vconfig, self.llm, orchestrator, self.run_name)
 
     def _work(self) -> None:
         while not self._stopped.is_set():

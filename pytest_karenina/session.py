@@ -47,7 +47,7 @@ class RunnerPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if isinstance(item, QuestionItem) and item.results:
+        if isinstance(item, QuestionItem) and item.verdicts:
             attach = call.when == "call" or (call.when == "setup" and report.failed)
             if attach:
                 from pytest_karenina.payload import build_payload
@@ -62,7 +62,7 @@ class RunnerPlugin:
                     answering_model=item.variant.answering.id or "",
                     replicate=item.variant.replicate,
                     template_code=item.question.template_code,
-                    results=item.results, include_trace=trace,
+                    verdicts=item.verdicts, include_trace=trace,
                 )  # fmt: skip
                 report.karenina = payload  # type: ignore[attr-defined]
                 if self.wants_html:

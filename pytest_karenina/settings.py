@@ -16,6 +16,7 @@ from pytest_karenina.options import OPTIONS, Option, parse_bool
 
 if TYPE_CHECKING:
     from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.rubrics.gates import GatePolicy
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 DEFAULT_CONCURRENCY = 8
@@ -50,6 +51,25 @@ class Settings:
     """failed, all or none: which items carry their trace in the HTML report."""
     include_unfinished: bool
     min_pass_rate: float | None
+    rubric_strategy: str | None = None
+    """batch or sequential (None: the preset's or Karenina's default, batch)."""
+    rubric_gate: bool = False
+    """template_and_rubric: gated rubric traits must pass too."""
+    rubric_gates: tuple[str, ...] = ()
+    """Gate rules as written (checked when the settings are resolved)."""
+    rubric_score_threshold: float = 0.5
+    """Normalised score a score trait needs to pass by default."""
+
+    def rubric_gating(self, mode: str) -> bool:
+        """Whether rubric traits take part in verdicts under evaluation ``mode``: always in
+        rubric_only, in template_and_rubric with --karenina-rubric-gate, never otherwise."""
+        return mode == "rubric_only" or (mode == "template_and_rubric" and self.rubric_gate)
+
+    def gate_policy(self) -> GatePolicy:
+        """The rubric gate policy (rules were validated when the settings were resolved)."""
+        from pytest_karenina.rubrics.gates import GatePolicy, parse_gate_rules
+
+        return GatePolicy(self.rubric_score_threshold, parse_gate_rules(self.rubric_gates))
 
     def verification_config(self) -> VerificationConfig:
         """The VerificationConfig of this run (raises ``pytest.UsageError`` on bad input)."""
@@ -116,6 +136,14 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         candidate = Path(str(value)).expanduser()
         return candidate if candidate.is_absolute() else Path.cwd() / candidate
 
+    score_threshold = number("rubric-score-threshold", float, 0.0)
+    if score_threshold is not None and score_threshold > 1:
+        raise pytest.UsageError(
+            f"--karenina-rubric-score-threshold: must be between 0 and 1, got {score_threshold}"
+        )
+    rubric_gates = tuple(raw["rubric-gates"] or ())
+    _check_gate_rules(rubric_gates)
+
     preset = path("config")
     if preset is not None and not preset.is_file():
         raise pytest.UsageError(f"--karenina-config: no such file {preset}")
@@ -140,4 +168,19 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         html_trace=raw["html-trace"] or "failed",
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
+        rubric_strategy=raw["rubric-strategy"],
+        rubric_gate=bool(flag("rubric-gate")),
+        rubric_gates=rubric_gates,
+        rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
     )
+
+
+def _check_gate_rules(rules: tuple[str, ...]) -> None:
+    if not rules:
+        return
+    from pytest_karenina.rubrics.gates import GateSpecError, parse_gate_rules
+
+    try:
+        parse_gate_rules(rules)
+    except GateSpecError as exc:
+        raise pytest.UsageError(f"--karenina-rubric-gates: {exc}") from None

@@ -99,6 +99,7 @@ def build_config(settings: Settings) -> VerificationConfig:
         "embedding_check_enabled": settings.embedding_check,
         "embedding_check_model": settings.embedding_check_model,
         "embedding_check_threshold": settings.embedding_check_threshold,
+        "rubric_evaluation_strategy": settings.rubric_strategy,
     }
     values.update({name: value for name, value in updates.items() if value is not None})
     try:

@@ -25,6 +25,54 @@ class Gate:
 
 
 @dataclass
+class TraitStats:
+    """One trait of one answering model over the run."""
+
+    kind: str
+    values: list[float] = field(default_factory=list)
+    labels: Counter[str] = field(default_factory=Counter)
+    passed: int = 0
+    gated: int = 0
+    errors: int = 0
+
+    def add(self, check: dict[str, Any]) -> None:
+        value = check.get("value")
+        if check.get("error") is not None:
+            self.errors += 1
+        elif isinstance(value, bool | int | float):
+            self.values.append(float(value))
+        elif isinstance(value, str):
+            self.labels[value] += 1
+        if check.get("gated"):
+            self.gated += 1
+            self.passed += check.get("passed") is True
+
+    def describe(self) -> str:
+        parts = []
+        if self.values:
+            parts.append(f"mean {sum(self.values) / len(self.values):.2f} (n={len(self.values)})")
+        if self.labels:
+            parts.append(", ".join(f"{label} {n}" for label, n in self.labels.most_common()))
+        if self.gated:
+            parts.append(f"pass {self.passed}/{self.gated}")
+        if self.errors:
+            parts.append(f"no value {self.errors}")
+        return "; ".join(parts) or "no values"
+
+
+def _trait_rows(check: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A check, or one row per part of a metric or template-kind trait's value."""
+    value = check.get("value")
+    if not isinstance(value, dict):
+        return [(str(check.get("name")), check)]
+    rows = [
+        (f"{check.get('name')}.{part}", {**check, "value": v, "gated": False})
+        for part, v in value.items()
+    ]
+    return rows + ([(str(check.get("name")), {**check, "value": None})] if check["gated"] else [])
+
+
+@dataclass
 class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
@@ -62,6 +110,20 @@ class RunSummary:
             passed, total = found.get(model, (0, 0))
             found[model] = (passed + (payload.get("category") == "pass"), total + 1)
         return found
+
+    def rubric_stats(self) -> dict[str, dict[str, TraitStats]]:
+        """Answering model -> trait (or trait.part) -> statistics, in first-seen order."""
+        found: dict[str, dict[str, TraitStats]] = {}
+        for payload in self.payloads.values():
+            model = found.setdefault(str(payload.get("answering_model") or "?"), {})
+            for summary in payload.get("summaries") or []:
+                for check in summary.get("rubric") or []:
+                    if check.get("skipped") is not None:
+                        continue
+                    for name, row in _trait_rows(check):
+                        stats = model.setdefault(name, TraitStats(str(check.get("kind"))))
+                        stats.add(row)
+        return {model: traits for model, traits in found.items() if traits}
 
     def categories(self) -> Counter[str]:
         return Counter(str(p.get("category")) for p in self.payloads.values())
@@ -101,6 +163,13 @@ class RunSummary:
         )
         input_tokens, output_tokens = self.tokens()
         terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
+        rubric = self.rubric_stats()
+        if rubric:
+            terminal.write_line("rubric traits:")
+            for model, traits in sorted(rubric.items()):
+                terminal.write_line(f"  {model}:")
+                for name, stats in traits.items():
+                    terminal.write_line(f"    {name} ({stats.kind}): {stats.describe()}")
         if self.gate is not None:
             terminal.write_line(f"karenina gate: {self.gate.describe()}")
 

@@ -32,6 +32,10 @@ class VerificationContext:
     0, for abstention and sufficiency) and ``judge_chat`` (free-text judge
     questions). ``config`` is the run's configuration (None only in hand-built
     contexts, e.g. stage tests).
+
+    Rubrics: ``rubric`` holds the question's own traits, ``global_rubric`` the
+    benchmark's global traits and ``dynamic_rubric`` its dynamic traits (graded
+    only when the response deals with their concept); RubricEvaluation merges them.
     """
 
     question_id: str
@@ -42,6 +46,8 @@ class VerificationContext:
     template_id: str = "no_template"
     config: VerificationConfig | None = None
     rubric: Rubric | None = None
+    global_rubric: Rubric | None = None
+    dynamic_rubric: Rubric | None = None
     keywords: list[str] | None = None
     raw_answer: str | None = None
     run_name: str | None = None

@@ -27,44 +27,67 @@ if TYPE_CHECKING:
     from pytest_karenina.checkpoint import Benchmark, Question
     from pytest_karenina.llm.model_config import ModelConfig
     from pytest_karenina.pipeline.config import VerificationConfig
-
-
-RUBRIC_NOT_AVAILABLE = (
-    "rubric evaluation is not available in this version of pytest-karenina: "
-    "no rubric trait was evaluated"
-)
+    from pytest_karenina.rubrics.traits import Rubric
 
 
 @dataclass(frozen=True)
 class Task:
-    """One pipeline run: which question, with which models, which replicate."""
+    """One pipeline run: which question, with which models, which replicate.
+
+    ``global_rubric`` and ``dynamic_rubric`` are the benchmark's, merged with the
+    question's own rubric when the evaluation mode grades rubrics.
+    """
 
     question: Question
     answering: ModelConfig
     parsing: ModelConfig
     replicate: int | None
+    global_rubric: Rubric | None = None
+    dynamic_rubric: Rubric | None = None
+
+    @property
+    def has_rubric(self) -> bool:
+        """Whether the task has rubric traits (global, the question's own or dynamic)."""
+        rubrics = (self.question.rubric, self.global_rubric, self.dynamic_rubric)
+        return any(rubric is not None and not rubric.is_empty for rubric in rubrics)
 
     @property
     def answer_key(self) -> tuple[str, str | None, int | None]:
         return (self.question.id, self.answering.id, self.replicate)
 
 
-def expand_tasks(questions: Sequence[Question], config: VerificationConfig) -> list[Task]:
+def expand_tasks(
+    questions: Sequence[Question],
+    config: VerificationConfig,
+    benchmark: Benchmark | None = None,
+) -> list[Task]:
     """Every question x answering model x parsing model x replicate, in that order.
 
-    ``replicate`` is None when ``replicate_count`` is 1, else 1..N.
+    ``replicate`` is None when ``replicate_count`` is 1, else 1..N. ``benchmark``
+    supplies the global and dynamic rubrics.
     """
-    replicates: list[int | None] = (
-        [None] if config.replicate_count == 1 else list(range(1, config.replicate_count + 1))
-    )
     answering_models, parsing_models = config.stamped_models()
+    rubrics = benchmark_rubrics(benchmark)
     return [
-        Task(question, answering, parsing, replicate)
+        Task(question, answering, parsing, replicate, *rubrics)
         for question in questions
         for answering in answering_models
-        for replicate in replicates
+        for replicate in replicate_numbers(config)
         for parsing in parsing_models
     ]
+
+
+def benchmark_rubrics(benchmark: Benchmark | None) -> tuple[Rubric | None, Rubric | None]:
+    """The benchmark's ``(global_rubric, global_dynamic_rubric)``."""
+    if benchmark is None:
+        return None, None
+    return benchmark.global_rubric, benchmark.global_dynamic_rubric
+
+
+def replicate_numbers(config: VerificationConfig) -> list[int | None]:
+    """``[None]`` when ``replicate_count`` is 1, else ``[1, ..., N]``."""
+    count = config.replicate_count
+    return [None] if count == 1 else list(range(1, count + 1))
 
 
 def select_questions(benchmark: Benchmark, question_ids: Sequence[str] | None) -> list[Question]:
@@ -112,6 +135,8 @@ def run_question(
         parsing_model=task.parsing,
         config=config,
         rubric=question.rubric,
+        global_rubric=task.global_rubric,
+        dynamic_rubric=task.dynamic_rubric,
         keywords=list(question.keywords) or None,
         raw_answer=question.raw_answer,
         run_name=run_name,
@@ -128,17 +153,36 @@ def run_question(
     )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
-    if config.rubric_enabled:
-        context.warnings.append(RUBRIC_NOT_AVAILABLE)
     if prepare is not None:
         prepare(context)
     tally = RetryTally()
     context.set_artifact(RETRY_TALLY, tally)
     with collecting_retries(tally):
-        result = (orchestrator or StageOrchestrator.from_config(config)).run(context)
+        stages = orchestrator or StageOrchestrator.from_config(config, rubric=task.has_rubric)
+        result = stages.run(context)
     if not isinstance(result, VerificationResult):
         raise RuntimeError(f"the stage list for {question.id} produced no VerificationResult")
     return result, context.get_artifact(GENERATED_ANSWER)
+
+
+def run_answer_group(
+    tasks: Sequence[Task],
+    config: VerificationConfig,
+    llm: LLMFactory,
+    orchestrator: StageOrchestrator,
+    run_name: str | None,
+) -> list[VerificationResult]:
+    """Run tasks sharing one answer (same question, answering model, replicate) in order;
+    the first generated answer is reused by the later parsing models (spec 5.3)."""
+    results: list[VerificationResult] = []
+    answer: dict[str, Any] | None = None
+    for task in tasks:
+        result, generated = run_question(
+            task, config, llm, orchestrator=orchestrator, run_name=run_name, cached_answer=answer
+        )
+        results.append(result)
+        answer = answer or generated
+    return results
 
 
 def run_verification(
@@ -155,9 +199,10 @@ def run_verification(
     Concurrency is ``config.async_max_workers`` threads when
     ``config.async_enabled`` (else 1), unless ``max_workers`` is given.
     """
-    tasks = expand_tasks(select_questions(benchmark, question_ids), config)
+    tasks = expand_tasks(select_questions(benchmark, question_ids), config, benchmark)
     factory = llm or LLMFactory(config)
-    orchestrator = StageOrchestrator.from_config(config)
+    has_rubric = any(task.has_rubric for task in tasks)
+    orchestrator = StageOrchestrator.from_config(config, rubric=has_rubric)
     name = run_name or f"run_{secrets.token_hex(4)}"
     groups: dict[tuple[str, str | None, int | None], list[int]] = {}
     for index, task in enumerate(tasks):
@@ -165,18 +210,11 @@ def run_verification(
     results: list[VerificationResult | None] = [None] * len(tasks)
 
     def run_group(indices: list[int]) -> None:
-        answer: dict[str, Any] | None = None
-        for index in indices:
-            result, generated = run_question(
-                tasks[index],
-                config,
-                factory,
-                orchestrator=orchestrator,
-                run_name=name,
-                cached_answer=answer,
-            )
+        group = [tasks[index] for index in indices]
+        for index, result in zip(
+            indices, run_answer_group(group, config, factory, orchestrator, name), strict=True
+        ):
             results[index] = result
-            answer = answer or generated
 
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="karenina") as pool:

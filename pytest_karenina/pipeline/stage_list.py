@@ -14,10 +14,16 @@ from pytest_karenina.pipeline.stages.guards import (
     TraceValidationAutoFailStage,
 )
 from pytest_karenina.pipeline.stages.parse_template import ParseTemplateStage
+from pytest_karenina.pipeline.stages.rubric_evaluation import RubricEvaluationStage
 from pytest_karenina.pipeline.stages.validate_template import ValidateTemplateStage
 from pytest_karenina.pipeline.stages.verify_template import VerifyTemplateStage
+from pytest_karenina.rubrics.traits import Rubric
 
 _OPTIONS = ("evaluation_mode", "abstention_enabled", "sufficiency_enabled", "rubric")
+
+
+def _has_traits(rubric: Any) -> bool:
+    return rubric is True or (isinstance(rubric, Rubric) and not rubric.is_empty)
 
 
 def default_stages(config: Any = None, **options: Any) -> list[VerificationStage]:
@@ -26,8 +32,11 @@ def default_stages(config: Any = None, **options: Any) -> list[VerificationStage
     Template modes: ValidateTemplate, GenerateAnswer, the two guards, the
     enabled checks (abstention; sufficiency, template modes only), ParseTemplate,
     VerifyTemplate, EmbeddingCheck (always included; it acts only when enabled
-    and verification failed), FinalizeResult. ``rubric_only`` keeps answer
-    generation, guards, abstention and FinalizeResult.
+    and verification failed), RubricEvaluation (rubric modes), FinalizeResult.
+    ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation and
+    FinalizeResult. RubricEvaluation is included, as in the seed, only when a rubric
+    with traits is configured: the ``rubric`` option (a ``Rubric``, or a bool saying
+    whether there are rubric traits; default none) tells.
     """
     unknown = set(options) - set(_OPTIONS)
     if unknown:
@@ -49,5 +58,8 @@ def default_stages(config: Any = None, **options: Any) -> list[VerificationStage
         stages.append(SufficiencyCheckStage())
     if template:
         stages += [ParseTemplateStage(), VerifyTemplateStage(), EmbeddingCheckStage()]
+    rubric_mode = setting("evaluation_mode", "template_only") != "template_only"
+    if rubric_mode and _has_traits(setting("rubric", False)):
+        stages.append(RubricEvaluationStage())
     stages.append(FinalizeResultStage())
     return stages

@@ -24,6 +24,12 @@ class VerificationResultRubric(BaseModel):
     ``metric_trait_confusion_lists`` is ``{trait: {"tp"|"fn"|"fp"|"tn": [str]}}``.
     ``trait_provenance`` maps trait names to ``"global"``, ``"question_specific"`` or
     ``"dynamic"``.
+
+    Two fields are pytest-karenina's own (Karenina ignores them when it loads an export):
+    ``llm_trait_reasoning`` holds the judge's reasoning per LLM trait when it gave one, and
+    ``trait_errors`` why a trait has no value (a callable that cannot be loaded, a judge
+    call that failed, a trait missing from the judge's reply...). A trait is never dropped
+    silently: it has a value or an entry in ``trait_errors``.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -42,6 +48,8 @@ class VerificationResultRubric(BaseModel):
     dynamic_rubric_skipped_traits: dict[str, str] | None = None
     dynamic_rubric_promoted_traits: list[str] | None = None
     trait_provenance: dict[str, str] | None = None
+    llm_trait_reasoning: dict[str, str] | None = None
+    trait_errors: dict[str, str] | None = None
 
     def _scores_by_type(self) -> list[tuple[TraitType, dict[str, Any] | None]]:
         return [

@@ -23,6 +23,10 @@ from pytest_karenina.pipeline.config import VerificationConfig
 from pytest_karenina.pipeline.llm_setup import LLMFactory, default_adapter
 from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.prompts import AbstentionVerdict, SufficiencyVerdict
+from pytest_karenina.prompts.rubric import BooleanTraitReply, ScoreTraitReply, TraitScoresReply
+from pytest_karenina.prompts.rubric_literal import LiteralBatchReply, LiteralSingleReply
+from pytest_karenina.prompts.rubric_metric import ConfusionReply
+from pytest_karenina.prompts.rubric_presence import PresenceReply
 from pytest_karenina.results import VerificationResult, VerificationResultSet
 from tests.support.openai_server import OpenAIServer, Rule
 
@@ -38,10 +42,19 @@ AI_HEADER = "--- AI Message ---\n"
 ANSWER_USAGE: Mapping[str, int] = {"prompt_tokens": 12, "completion_tokens": 8}
 PARSE_USAGE: Mapping[str, int] = {"prompt_tokens": 150, "completion_tokens": 6}
 CHECK_USAGE: Mapping[str, int] = {"prompt_tokens": 90, "completion_tokens": 20}
+RUBRIC_USAGE: Mapping[str, int] = {"prompt_tokens": 200, "completion_tokens": 30}
 
 VOLATILE_METADATA = ("timestamp", "execution_time", "result_id")
 """Metadata fields that differ between two runs of the same tasks."""
 CHECK_SCHEMAS = frozenset({AbstentionVerdict.__name__, SufficiencyVerdict.__name__})
+RUBRIC_SCHEMAS = frozenset(
+    model.__name__
+    for model in (
+        TraitScoresReply, BooleanTraitReply, ScoreTraitReply, LiteralBatchReply,
+        LiteralSingleReply, ConfusionReply, PresenceReply,
+    )
+)  # fmt: skip
+"""Reply classes of rubric judge calls (template-kind trait records end in ``Record``)."""
 
 
 @dataclass(frozen=True)
@@ -87,8 +100,25 @@ def schema_name(body: Mapping[str, Any]) -> str | None:
     return None
 
 
+def is_rubric_request(body: Mapping[str, Any]) -> bool:
+    name = schema_name(body) or ""
+    return name in RUBRIC_SCHEMAS or name.endswith("Record")
+
+
 def is_parse_request(body: Mapping[str, Any]) -> bool:
-    return schema_name(body) not in CHECK_SCHEMAS
+    return schema_name(body) not in CHECK_SCHEMAS and not is_rubric_request(body)
+
+
+def script_rubric(server: OpenAIServer, reply: Any, *, contains: str, schema: str) -> Rule:
+    """The judge's reply to the rubric call of class ``schema`` about the answer ``contains``."""
+    return server.add_rule(
+        reply,
+        contains=contains,
+        structured=True,
+        when=lambda body: schema_name(body) == schema,
+        usage=RUBRIC_USAGE,
+        name=f"rubric {schema}",
+    )
 
 
 def script(server: OpenAIServer, cases: Sequence[Case]) -> None:

@@ -1,10 +1,10 @@
-"""The fixture checkpoints end to end, in all three evaluation modes."""
+"""The fixture checkpoints end to end in template_only mode (rubric modes:
+test_rubric_checkpoints.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.pipeline.run import RUBRIC_NOT_AVAILABLE
 from pytest_karenina.results import VerificationResult, VerificationResultSet
 from tests.e2e.cases import CHECKPOINT_CASES, EXPLICIT_IDS, MQ, MULTI, checkpoint
 from tests.e2e.scripting import (
@@ -15,7 +15,6 @@ from tests.e2e.scripting import (
     PARSE_USAGE,
     CallLog,
     Case,
-    comparable,
     expected_usage,
     make_config,
     run,
@@ -25,11 +24,6 @@ from tests.e2e.scripting import (
 from tests.support.openai_server import OpenAIServer
 
 CHECKPOINTS = sorted(CHECKPOINT_CASES)
-
-
-def rubric_warnings(mode: str) -> list[str]:
-    """What a run says about rubrics: rubric modes warn that no trait was evaluated."""
-    return [] if mode == "template_only" else [RUBRIC_NOT_AVAILABLE]
 
 
 def check_template_result(case: Case, result: VerificationResult, mode: str) -> None:
@@ -49,19 +43,17 @@ def check_template_result(case: Case, result: VerificationResult, mode: str) -> 
         assert failure == ("content", "verify_template", "content")
     assert meta.evaluation_mode == mode
     assert meta.retry_counts is None and meta.caveats == []
-    assert meta.warnings == rubric_warnings(mode)
+    assert meta.warnings == []
     assert template.usage_metadata == expected_usage(
         answer_generation=ANSWER_USAGE, parsing=PARSE_USAGE
     )
     assert (meta.answering.interface, meta.answering.model_name) == ("openai_endpoint", MODEL_NAME)
-    assert result.rubric is None  # no rubric stage is built yet
+    assert result.rubric is None
 
 
-@pytest.mark.parametrize("mode", ["template_only", "template_and_rubric"])
 @pytest.mark.parametrize("name", CHECKPOINTS)
-def test_template_modes_give_the_scripted_verdicts(
-    openai_server: OpenAIServer, name: str, mode: str
-) -> None:
+def test_template_only_gives_the_scripted_verdicts(openai_server: OpenAIServer, name: str) -> None:
+    mode = "template_only"
     cases = CHECKPOINT_CASES[name]
     script(openai_server, cases)
     log = CallLog()
@@ -82,59 +74,6 @@ def test_template_modes_give_the_scripted_verdicts(
     assert sum(r.structured for r in requests) == len(cases)
     assert {r.model for r in requests} == {MODEL_NAME}
     assert {r.headers.get("authorization") for r in requests} == {"Bearer <redacted>"}
-
-
-@pytest.mark.parametrize("name", CHECKPOINTS)
-def test_rubric_only_answers_but_never_parses(openai_server: OpenAIServer, name: str) -> None:
-    cases = CHECKPOINT_CASES[name]
-    script(openai_server, cases)
-    log = CallLog()
-
-    results = run(
-        checkpoint(name),
-        make_config(openai_server, evaluation_mode="rubric_only"),
-        log,
-        question_ids=EXPLICIT_IDS.get(name),
-    )
-
-    assert [r.metadata.question_id for r in results] == [c.question_id for c in cases]
-    for case, result in zip(cases, results, strict=True):
-        meta, template = result.metadata, result.template
-        assert result.verify_result is None
-        assert template is not None
-        assert template.template_verification_performed is False
-        assert template.parsed_llm_response is None and template.field_results is None
-        assert template.raw_llm_response == AI_HEADER + case.answer
-        assert meta.failure is None and meta.completed_without_errors is True
-        assert meta.evaluation_mode == "rubric_only"
-        assert meta.warnings == rubric_warnings("rubric_only")
-        assert template.usage_metadata == expected_usage(answer_generation=ANSWER_USAGE)
-        assert log.kinds(case.question_id) == {"answer_generation": 1}
-    requests = openai_server.chat_requests
-    assert len(requests) == len(log) == len(cases)
-    assert not any(r.structured for r in requests)
-
-
-def test_template_and_rubric_equals_template_only_plus_its_mode(
-    openai_server: OpenAIServer,
-) -> None:
-    """Until rubric stages exist the two modes differ only in ``evaluation_mode`` and the
-    warning that no rubric trait was evaluated."""
-    script(openai_server, CHECKPOINT_CASES[MULTI])
-    benchmark = checkpoint(MULTI)
-    only = run(benchmark, make_config(openai_server), CallLog())
-    both = run(
-        benchmark, make_config(openai_server, evaluation_mode="template_and_rubric"), CallLog()
-    )
-
-    assert len(only) == len(both) == len(CHECKPOINT_CASES[MULTI])
-    for left, right in zip(only, both, strict=True):
-        plain, rubric = comparable(left), comparable(right)
-        assert plain["metadata"].pop("evaluation_mode") == "template_only"
-        assert rubric["metadata"].pop("evaluation_mode") == "template_and_rubric"
-        assert plain["metadata"].pop("warnings") == []
-        assert rubric["metadata"].pop("warnings") == [RUBRIC_NOT_AVAILABLE]
-        assert plain == rubric
 
 
 def test_unfinished_questions_are_not_run_by_default(openai_server: OpenAIServer) -> None:

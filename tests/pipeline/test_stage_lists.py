@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from pytest_karenina.pipeline import StageOrchestrator
-from pytest_karenina.pipeline.run import RUBRIC_NOT_AVAILABLE
 from pytest_karenina.rubrics.traits import RegexTrait, Rubric
 from tests.pipeline.pipeline_helpers import ANSWER, CLASSIC, TEMPLATE_STAGES, recording_orchestrator
 from tests.support.fake_llm import FakeLLM, fake_config, question, run_one
@@ -106,21 +105,29 @@ def test_finalize_result_is_last_and_appears_once(mode: str, checks: bool) -> No
 
 
 @pytest.mark.parametrize("mode", ["template_and_rubric", "rubric_only"])
-def test_rubric_modes_say_that_rubrics_are_not_evaluated_yet(mode: str) -> None:
-    # RubricEvaluation (seed stage 11) arrives with the rubric issue; until then a run in a
-    # rubric mode must say so in every result instead of silently skipping the rubric.
+def test_rubric_modes_with_a_rubric_evaluate_it_before_finalizing(mode: str) -> None:
     stages = StageOrchestrator.from_config(fake_config(evaluation_mode=mode), rubric=RUBRIC)
-    assert "RubricEvaluation" not in stages.stage_names
+    assert stages.stage_names[-2:] == ["RubricEvaluation", "FinalizeResult"]
     fake = FakeLLM().answer(ANSWER).parse_as({"capital": "Paris"})
-    result = run_one(question(CLASSIC), fake_config(evaluation_mode=mode), fake)
-    assert RUBRIC_NOT_AVAILABLE in result.metadata.warnings
-    assert result.rubric is None
+    item = question(CLASSIC).model_copy(update={"rubric": RUBRIC})
+    result = run_one(item, fake_config(evaluation_mode=mode), fake)
+    assert result.rubric is not None
+    assert result.rubric.regex_trait_scores == {"names_paris": True}
+    assert result.metadata.warnings == []
 
 
-def test_template_only_runs_carry_no_rubric_warning() -> None:
+@pytest.mark.parametrize("rubric", [None, False, Rubric()])
+def test_rubric_modes_without_rubric_traits_leave_the_stage_out(rubric: Any) -> None:
+    config = fake_config(evaluation_mode="template_and_rubric")
+    stages = StageOrchestrator.from_config(config, rubric=rubric).stage_names
+    assert "RubricEvaluation" not in stages
+
+
+def test_template_only_runs_carry_no_rubric() -> None:
     fake = FakeLLM().answer(ANSWER).parse_as({"capital": "Paris"})
-    result = run_one(question(CLASSIC), fake_config(), fake)
-    assert RUBRIC_NOT_AVAILABLE not in result.metadata.warnings
+    item = question(CLASSIC).model_copy(update={"rubric": RUBRIC})
+    result = run_one(item, fake_config(), fake)
+    assert result.rubric is None and result.metadata.warnings == []
 
 
 def test_template_only_ignores_a_rubric() -> None:

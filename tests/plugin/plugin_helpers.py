@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,26 @@ def scripted(server: OpenAIServer, name: str = MULTI) -> None:
 
 def use_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def rendered_dom(pytester: pytest.Pytester, report: Path) -> str:
+    """The DOM of ``report`` after headless Chromium ran its scripts (skips without chromium)."""
+    chromium = shutil.which("chromium") or shutil.which(CHROMIUM)
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    return subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--virtual-time-budget=5000",
+         f"--user-data-dir={pytester.path / 'chromium-profile'}",
+         "--dump-dom", report.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+
+
+def rendered_rows(dom: str, nodeid: str) -> list[str]:
+    """The rendered results-table bodies of the test ``nodeid``."""
+    bodies = {b.split("</tbody>")[0] for b in dom.split('<tbody class="results-table-row')}
+    return [b for b in bodies if f'<td class="col-testId">{nodeid}</td>' in b]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +13,19 @@ import pytest
 from pytest_karenina.html import render_extras
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.e2e.scripting import Case, script
-from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
+from tests.plugin.plugin_helpers import (
+    MULTI,
+    copy_checkpoint,
+    endpoint_args,
+    rendered_dom,
+    rendered_rows,
+    scripted,
+)
 from tests.support.openai_server import OpenAIServer
 
 FAILING = f"{MULTI}::mq004"
 PASSING = f"{MULTI}::mq001"
 SCRIPT = "<script>alert('k')</script>"
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(params=[[], ["-n", "2"]], ids=["single", "xdist"])
@@ -80,7 +84,7 @@ def test_report_has_karenina_columns_rows_and_summary(
     # every row has the same number of cells, the skipped one included (empty cells)
     skipped = data["tests"][f"{MULTI}::mq005"][0]
     widths = {len(r["resultsTableRow"]) for rows in data["tests"].values() for r in rows}
-    assert widths == {7}
+    assert widths == {8}
     assert '<td class="col-kmodel"></td>' in skipped["resultsTableRow"]
 
     fields = extras_html(failing)
@@ -176,21 +180,11 @@ def test_extras_list_every_note_escaped() -> None:
 def test_failing_fields_table_renders_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
-    chromium = shutil.which("chromium") or shutil.which(CHROMIUM)
-    if chromium is None:
-        pytest.skip("chromium is not installed (Debian package 'chromium')")
     scripted(openai_server)
     result, report = run_html(pytester, openai_server, copy_checkpoint(pytester))
     result.assert_outcomes(passed=2, failed=2, skipped=1)
-    dom = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--virtual-time-budget=5000",
-         f"--user-data-dir={pytester.path / 'chromium-profile'}",
-         "--dump-dom", report.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
-    bodies = {b.split("</tbody>")[0] for b in dom.split('<tbody class="results-table-row')}
-    failing = [b for b in bodies if f'<td class="col-testId">{FAILING}</td>' in b]
+    dom = rendered_dom(pytester, report)
+    failing = rendered_rows(dom, FAILING)
     assert len(failing) == 1, dom[-3000:]
     body = failing[0]
     assert '<table class="karenina-fields">' in body

@@ -185,6 +185,8 @@ def test_spec_5_6_rubric_and_deep_judgment_keys() -> None:
         "dynamic_rubric_skipped_traits",
         "dynamic_rubric_promoted_traits",
         "trait_provenance",
+        "llm_trait_reasoning",  # ours: the judge's reasoning per LLM trait
+        "trait_errors",  # ours: why a trait has no value
     }
     dj_keys = set(VerificationResultDeepJudgment().model_dump())
     assert dj_keys - set(SEED_DEEP_JUDGMENT) == {"deep_judgment_mode"}

@@ -47,6 +47,8 @@ CALL_KINDS = (
     "sufficiency_check",
     "parsing",
     "embedding_check",
+    "rubric_evaluation",
+    "rubric_presence_check",
 )
 """The ``call_kind`` values the built-in stages use."""
 

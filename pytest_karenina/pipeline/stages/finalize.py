@@ -49,6 +49,7 @@ class FinalizeResultStage(BaseVerificationStage):
         result = VerificationResult(
             metadata=self._metadata(context, template),
             template=template,
+            rubric=context.get_artifact(ArtifactKeys.RUBRIC_RESULT),
             evaluation_input=fields.get(ArtifactKeys.EVALUATION_INPUT),
             used_full_trace=fields.get(ArtifactKeys.USED_FULL_TRACE, True),
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),

@@ -1,0 +1,132 @@
+"""Stage 11, RubricEvaluation: score the answer on the question's rubric traits.
+
+The rubric is the global traits followed by the question's own (a name clash
+errors the item), limited to ``rubric_trait_names``, plus the dynamic traits the
+presence check finds in the response. Regex and callable traits are scored
+locally, LLM and metric traits by the judge. The stage is independent of the
+template verdict: it also runs after a failed verification or an abstention.
+
+Failures stay at the trait: a callable that cannot load or a judge call that fails
+leaves that trait without a value and with a reason in ``trait_errors``; the item
+still reports its other traits. An unexpected exception while scoring gives no
+rubric result and a warning (the seed's non-fatal rule). Strict-replay misses, a
+failed presence-check call and name clashes error the item.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pytest_karenina.llm.replay import ReplayMiss
+from pytest_karenina.pipeline.artifacts import ArtifactKeys
+from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.stage import BaseVerificationStage
+from pytest_karenina.pipeline.stages.common import (
+    config_value,
+    evaluation_input,
+    judge_label,
+    prompt_instructions,
+)
+from pytest_karenina.prompts.rubric_presence import PRESENCE_TASK
+from pytest_karenina.rubrics.deterministic import score_callable_traits, score_regex_traits
+from pytest_karenina.rubrics.dynamic import AGENTIC_UNSUPPORTED, resolve_dynamic
+from pytest_karenina.rubrics.llm_traits import JudgeMaterial, LLMTraitGrader
+from pytest_karenina.rubrics.merge import MergedRubric, merge_rubrics
+from pytest_karenina.rubrics.outcome import RubricOutcome
+
+logger = logging.getLogger("pytest_karenina.pipeline")
+
+USAGE_KEY = "rubric_evaluation"
+DEEP_JUDGMENT_IGNORED = (
+    "rubric trait {name!r} asks for deep judgment, which pytest-karenina does not support; "
+    "it was graded with a plain judge call"
+)
+
+
+def has_rubric_traits(context: VerificationContext) -> bool:
+    return any(
+        rubric is not None and not rubric.is_empty
+        for rubric in (context.global_rubric, context.rubric, context.dynamic_rubric)
+    )
+
+
+class RubricEvaluationStage(BaseVerificationStage):
+    """Fills ``rubric_result`` (the ``VerificationResultRubric`` section)."""
+
+    @property
+    def name(self) -> str:
+        return "RubricEvaluation"
+
+    @property
+    def produces(self) -> list[str]:
+        return [ArtifactKeys.RUBRIC_RESULT]
+
+    def should_run(self, context: VerificationContext) -> bool:
+        if not super().should_run(context) or not has_rubric_traits(context):
+            return False
+        trace_failed = context.get_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED) is True
+        return not (trace_failed and not self._full_trace(context))
+
+    @staticmethod
+    def _full_trace(context: VerificationContext) -> bool:
+        return bool(config_value(context, "use_full_trace_for_rubric", True))
+
+    def execute(self, context: VerificationContext) -> None:
+        names = config_value(context, "rubric_trait_names", None)
+        merged = merge_rubrics(context.global_rubric, context.rubric, trait_names=names)
+        text, _ = evaluation_input(context, self._full_trace(context))
+        outcome = RubricOutcome(provenance=dict(merged.provenance))
+        if context.dynamic_rubric is not None and context.judge_checks is not None:
+            merged = resolve_dynamic(
+                context.judge_checks, context.dynamic_rubric, merged, text, outcome,
+                trait_names=names, instructions=prompt_instructions(context, PRESENCE_TASK),
+            )  # fmt: skip
+        strategy = str(config_value(context, "rubric_evaluation_strategy", None) or "batch")
+        try:
+            self._score(context, merged, text, outcome, strategy)
+        except ReplayMiss:
+            raise
+        except Exception as exc:
+            message = f"Rubric evaluation failed: {type(exc).__name__}: {exc}"
+            logger.warning("%s: %s", context.question_id, message)
+            context.warnings.append(message)
+            return
+        if outcome.calls:
+            context.usage_tracker().record(USAGE_KEY, outcome.usage, judge_label(context))
+        context.warnings.extend(outcome.warnings)
+        if outcome.errors:
+            context.warnings.append(
+                f"rubric traits without a value: {', '.join(outcome.errors)} "
+                "(reasons in rubric.trait_errors)"
+            )
+        context.set_artifact(ArtifactKeys.RUBRIC_RESULT, outcome.to_result(strategy))
+
+    def _score(
+        self,
+        context: VerificationContext,
+        merged: MergedRubric,
+        text: str,
+        outcome: RubricOutcome,
+        strategy: str,
+    ) -> None:
+        rubric = merged.rubric
+        score_regex_traits(rubric.regex_traits, text, outcome)
+        score_callable_traits(rubric.callable_traits, text, outcome)
+        if rubric.llm_traits or rubric.metric_traits:
+            judge = context.judge_llm
+            if judge is None:
+                raise RuntimeError("LLM and metric rubric traits need a judge model")
+            material = JudgeMaterial(
+                question=context.question_text,
+                answer=text,
+                reference=context.raw_answer,
+                instructions=lambda task: prompt_instructions(context, task),
+            )
+            grader = LLMTraitGrader(judge, material, outcome, strategy=strategy)
+            grader.grade(rubric.llm_traits)
+            grader.grade_metrics(rubric.metric_traits)
+        for trait in rubric.llm_traits:
+            if trait.deep_judgment_enabled:
+                outcome.warnings.append(DEEP_JUDGMENT_IGNORED.format(name=trait.name))
+        for agentic in rubric.agentic_traits:
+            outcome.fail(agentic.name, AGENTIC_UNSUPPORTED)
