@@ -122,8 +122,9 @@ class QuestionItem(pytest.Item):
     @property
     def has_rubric(self) -> bool:
         """Whether the question has rubric traits (global, its own or dynamic)."""
-        rubrics = (self.global_rubric, self.question.rubric, self.dynamic_rubric)
-        return any(rubric is not None and not rubric.is_empty for rubric in rubrics)
+        from pytest_karenina.rubrics.traits import has_traits
+
+        return has_traits(self.global_rubric, self.question.rubric, self.dynamic_rubric)
 
     def setup(self) -> None:
         """Wait for the pipeline; problems of the pipeline are errors of the item, and so are

@@ -21,6 +21,7 @@ from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting
 from pytest_karenina.pipeline.stages.generate_answer import CACHED_ANSWER, GENERATED_ANSWER
 from pytest_karenina.prompts import resolve_few_shot
 from pytest_karenina.results import VerificationResult, VerificationResultSet
+from pytest_karenina.rubrics.traits import has_traits
 from pytest_karenina.templates import template_id
 
 if TYPE_CHECKING:
@@ -48,8 +49,7 @@ class Task:
     @property
     def has_rubric(self) -> bool:
         """Whether the task has rubric traits (global, the question's own or dynamic)."""
-        rubrics = (self.question.rubric, self.global_rubric, self.dynamic_rubric)
-        return any(rubric is not None and not rubric.is_empty for rubric in rubrics)
+        return has_traits(self.question.rubric, self.global_rubric, self.dynamic_rubric)
 
     @property
     def answer_key(self) -> tuple[str, str | None, int | None]:

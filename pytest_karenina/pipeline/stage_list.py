@@ -17,13 +17,13 @@ from pytest_karenina.pipeline.stages.parse_template import ParseTemplateStage
 from pytest_karenina.pipeline.stages.rubric_evaluation import RubricEvaluationStage
 from pytest_karenina.pipeline.stages.validate_template import ValidateTemplateStage
 from pytest_karenina.pipeline.stages.verify_template import VerifyTemplateStage
-from pytest_karenina.rubrics.traits import Rubric
+from pytest_karenina.rubrics.traits import Rubric, has_traits
 
 _OPTIONS = ("evaluation_mode", "abstention_enabled", "sufficiency_enabled", "rubric")
 
 
 def _has_traits(rubric: Any) -> bool:
-    return rubric is True or (isinstance(rubric, Rubric) and not rubric.is_empty)
+    return rubric is True or (isinstance(rubric, Rubric) and has_traits(rubric))
 
 
 def default_stages(config: Any = None, **options: Any) -> list[VerificationStage]:

@@ -295,3 +295,8 @@ class Rubric(BaseModel):
     def is_empty(self) -> bool:
         """True when the rubric holds no trait at all."""
         return not self.traits()
+
+
+def has_traits(*rubrics: Rubric | None) -> bool:
+    """Whether any of ``rubrics`` holds a trait."""
+    return any(rubric is not None and not rubric.is_empty for rubric in rubrics)

@@ -33,6 +33,7 @@ from pytest_karenina.rubrics.dynamic import AGENTIC_UNSUPPORTED, resolve_dynamic
 from pytest_karenina.rubrics.llm_traits import JudgeMaterial, LLMTraitGrader
 from pytest_karenina.rubrics.merge import MergedRubric, merge_rubrics
 from pytest_karenina.rubrics.outcome import RubricOutcome
+from pytest_karenina.rubrics.traits import has_traits
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
@@ -41,13 +42,6 @@ DEEP_JUDGMENT_IGNORED = (
     "rubric trait {name!r} asks for deep judgment, which pytest-karenina does not support; "
     "it was graded with a plain judge call"
 )
-
-
-def has_rubric_traits(context: VerificationContext) -> bool:
-    return any(
-        rubric is not None and not rubric.is_empty
-        for rubric in (context.global_rubric, context.rubric, context.dynamic_rubric)
-    )
 
 
 class RubricEvaluationStage(BaseVerificationStage):
@@ -62,7 +56,9 @@ class RubricEvaluationStage(BaseVerificationStage):
         return [ArtifactKeys.RUBRIC_RESULT]
 
     def should_run(self, context: VerificationContext) -> bool:
-        if not super().should_run(context) or not has_rubric_traits(context):
+        if not super().should_run(context) or not has_traits(
+            context.global_rubric, context.rubric, context.dynamic_rubric
+        ):
             return False
         trace_failed = context.get_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED) is True
         return not (trace_failed and not self._full_trace(context))
