@@ -52,8 +52,18 @@ def header_lines(config: pytest.Config) -> list[str]:
     replay = settings.replay
     if replay != "off":
         replay += f" ({settings.replay_store.name if settings.replay_store else 'default store'})"
-    return [
+    lines = [
         f"karenina: answering {names(list(answering))}; parsing {names(list(parsing))}",
         f"karenina: mode {vconfig.evaluation_mode}, replicates {vconfig.replicate_count}, "
         f"concurrency {settings.concurrency}, replay {replay}",
     ]
+    limits = [
+        f"{settings.max_concurrent_requests} in flight" if settings.max_concurrent_requests else "",
+        f"{settings.requests_per_minute:g}/min" if settings.requests_per_minute else "",
+        f"{settings.llm_timeout:g}s per call" if settings.llm_timeout else "",
+        f"at most {settings.max_retries} retries" if settings.max_retries is not None else "",
+    ]
+    if any(limits):
+        shared = " (split across xdist workers)" if config.getoption("numprocesses", None) else ""
+        lines.append(f"karenina: per model {', '.join(x for x in limits if x)}{shared}")
+    return lines

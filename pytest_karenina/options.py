@@ -92,6 +92,22 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("min-pass-rate", "Exit 0 when at least this share of items passed (0-1)", metavar="R"),
     Option(
+        "llm-timeout",
+        "Seconds one LLM call may take in all, retries and waits included (default 600)",
+        metavar="S",
+    ),
+    Option("max-retries", "Retries per error class at most, for every LLM call", metavar="N"),
+    Option(
+        "max-concurrent-requests",
+        "Requests in flight per model, shared by the threads and split across xdist workers",
+        metavar="N",
+    ),
+    Option(
+        "requests-per-minute",
+        "Request starts per minute per model, split across xdist workers",
+        metavar="R",
+    ),
+    Option(
         "rubric-strategy",
         "LLM rubric traits in one judge call or one call per trait (default batch)",
         metavar="NAME",

@@ -51,6 +51,14 @@ class Settings:
     """failed, all or none: which items carry their trace in the HTML report."""
     include_unfinished: bool
     min_pass_rate: float | None
+    llm_timeout: float | None = None
+    """Total seconds per LLM call (None: the config's ``max_call_seconds``)."""
+    max_retries: int | None = None
+    """Cap on the retries of every error class (None: the retry policy's budgets)."""
+    max_concurrent_requests: int | None = None
+    requests_per_minute: float | None = None
+    workers: int = 1
+    """xdist workers sharing the request limits (1 without xdist)."""
     rubric_strategy: str | None = None
     """batch or sequential (None: the preset's or Karenina's default, batch)."""
     rubric_gate: bool = False
@@ -168,11 +176,31 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         html_trace=raw["html-trace"] or "failed",
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
+        llm_timeout=number("llm-timeout", float, 0.001),
+        max_retries=number("max-retries", int, 0),
+        max_concurrent_requests=number("max-concurrent-requests", int, 1),
+        requests_per_minute=number("requests-per-minute", float, 0.001),
+        workers=_xdist_workers(config),
         rubric_strategy=raw["rubric-strategy"],
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
     )
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    """How many xdist workers share this run, seen from a worker (1 elsewhere).
+
+    ``config.workerinput`` exists only in xdist workers, so a pytest run started from inside
+    a worker (whose environment says ``PYTEST_XDIST_WORKER_COUNT``) is not mistaken for one.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    if not isinstance(workerinput, dict):
+        return 1
+    try:
+        return max(1, int(workerinput.get("workercount", 1)))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _check_gate_rules(rules: tuple[str, ...]) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.llm.model_config import ModelConfig, RetryPolicy
     from pytest_karenina.pipeline.config import VerificationConfig
     from pytest_karenina.settings import Settings
 
@@ -100,9 +100,57 @@ def build_config(settings: Settings) -> VerificationConfig:
         "embedding_check_model": settings.embedding_check_model,
         "embedding_check_threshold": settings.embedding_check_threshold,
         "rubric_evaluation_strategy": settings.rubric_strategy,
+        "max_call_seconds": settings.llm_timeout,
+        "max_concurrent_requests": settings.max_concurrent_requests,
+        "requests_per_minute": settings.requests_per_minute,
     }
     values.update({name: value for name, value in updates.items() if value is not None})
+    values.update(_request_limits(settings, values))
     try:
         return VerificationConfig(**values)
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-karenina: invalid configuration: {exc}") from None
+
+
+def _capped(policy: RetryPolicy | None, retries: int | None) -> RetryPolicy | None:
+    if policy is None or retries is None:
+        return policy
+    update = {
+        name: getattr(policy, name).model_copy(
+            update={"max_attempts": min(getattr(policy, name).max_attempts, retries)}
+        )
+        for name in ("connection", "timeout", "rate_limit", "server_error")
+    }
+    return policy.model_copy(update=update)
+
+
+def _request_limits(settings: Settings, values: dict[str, Any]) -> dict[str, Any]:
+    """Retry caps, and each xdist worker's share of every request limit.
+
+    A worker gets ``limit // workers`` concurrent requests (at least 1) and
+    ``rate / workers`` requests a minute, so ``-n N`` keeps the provider's load at the limit.
+    """
+    from pytest_karenina.llm.model_config import RetryPolicy
+
+    workers = settings.workers
+
+    def share_slots(limit: int | None) -> int | None:
+        return None if limit is None else max(1, limit // workers)
+
+    def share_rate(rate: float | None) -> float | None:
+        return None if rate is None else rate / workers
+
+    def adjust(model: ModelConfig) -> ModelConfig:
+        return model.model_copy(update={
+            "retry_policy": _capped(model.retry_policy, settings.max_retries),
+            "max_concurrent_requests": share_slots(model.max_concurrent_requests),
+            "requests_per_minute": share_rate(model.requests_per_minute),
+        })  # fmt: skip
+
+    return {
+        "retry_policy": _capped(values.get("retry_policy") or RetryPolicy(), settings.max_retries),
+        "max_concurrent_requests": share_slots(values.get("max_concurrent_requests")),
+        "requests_per_minute": share_rate(values.get("requests_per_minute")),
+        "answering_models": [adjust(model) for model in values["answering_models"]],
+        "parsing_models": [adjust(model) for model in values["parsing_models"]],
+    }

@@ -114,6 +114,10 @@ class ModelConfig(BaseModel):
     """Seconds per LLM request; None takes the run's ``VerificationConfig.request_timeout``."""
     retry_policy: RetryPolicy | None = None
     """None takes the run's ``VerificationConfig.retry_policy``."""
+    max_concurrent_requests: int | None = Field(default=None, ge=1)
+    """Requests in flight to this model at once (pytest-karenina; None takes the run's)."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Request starts per minute to this model (pytest-karenina; None takes the run's)."""
 
     @field_validator("endpoint_api_key", "anthropic_api_key", mode="before")
     @classmethod

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,45 +26,9 @@ from pytest_karenina.llm.errors import (
     redact,
     retry_after_seconds,
 )
+from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.model_config import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel
-
-# Process-wide on purpose: every RetryingModel built for the same model (one per
-# question, per role, per thread) must share one cap, just as Karenina's
-# ``max_concurrent_requests`` caps the whole process. Guarded by _REGISTRY_LOCK.
-_REGISTRY_LOCK = threading.Lock()
-_REGISTRY: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-
-
-class ConcurrencyLimiter:
-    """Caps in-flight requests per model key at ``max_concurrent_requests`` (None = no cap).
-
-    Semaphores live in a process-wide registry keyed by ``(key, limit)``, so all
-    limiters with the same limit share the cap of a key. Thread-safe. Under
-    pytest-xdist each worker process has its own cap.
-    """
-
-    def __init__(self, max_concurrent_requests: int | None) -> None:
-        if max_concurrent_requests is not None and max_concurrent_requests < 1:
-            raise ValueError("max_concurrent_requests must be >= 1 or None")
-        self.max_concurrent_requests = max_concurrent_requests
-
-    def semaphore(self, key: str) -> threading.BoundedSemaphore | None:
-        """The shared semaphore of ``key`` (``None`` when unlimited)."""
-        limit = self.max_concurrent_requests
-        if limit is None:
-            return None
-        with _REGISTRY_LOCK:
-            semaphore = _REGISTRY.get((key, limit))
-            if semaphore is None:
-                semaphore = _REGISTRY[key, limit] = threading.BoundedSemaphore(limit)
-            return semaphore
-
-    @contextmanager
-    def acquire(self, key: str) -> Iterator[None]:
-        """Hold one of ``key``'s slots for the duration of the ``with`` block (blocks if full)."""
-        with self.semaphore(key) or nullcontext():
-            yield
 
 
 @dataclass(frozen=True)
@@ -137,6 +101,7 @@ class RetryingModel:
         timeout: float | None = None,
         max_total_seconds: float | None = 600.0,
         limiter: ConcurrencyLimiter | None = None,
+        rate_limiter: RateLimiter | None = None,
         limiter_key: str | None = None,
         secrets: Iterable[str] = (),
         on_retry: Callable[[RetryEvent], None] | None = None,
@@ -151,6 +116,7 @@ class RetryingModel:
         self.timeout = timeout
         self.max_total_seconds = max_total_seconds
         self.limiter = limiter
+        self.rate_limiter = rate_limiter
         self.limiter_key = limiter_key or _default_limiter_key(inner.replay_identity)
         self.secrets = tuple(secrets)
         self.on_retry = on_retry
@@ -189,7 +155,10 @@ class RetryingModel:
             try:
                 if prepare is not None:  # building the client is not part of any attempt
                     prepare()
-                return self._attempt(request, self.attempt_timeout(used.get("timeout", 0)))
+                if self.rate_limiter is not None:
+                    self.rate_limiter.wait_turn(self.limiter_key)
+                timeout = self._bounded(self.attempt_timeout(used.get("timeout", 0)), start)
+                return self._attempt(request, timeout)
             except LLMCallError:
                 raise
             except Exception as exc:
@@ -234,6 +203,16 @@ class RetryingModel:
             spent = f"{elapsed:.1f}s spent, next wait {wait:.1f}s"
             return None, f"time budget of {budget:g}s exhausted ({spent})"
         return wait, ""
+
+    def _bounded(self, timeout: float | None, start: float) -> float | None:
+        """``timeout`` cut to what is left of the call's ``max_total_seconds``."""
+        if self.max_total_seconds is None:
+            return timeout
+        left = self.max_total_seconds - (self._clock() - start)
+        if left <= 0:
+            raise TimeoutError(f"the call's {self.max_total_seconds:g}s time budget is spent")
+        # Without a per-attempt timeout no watchdog runs; the budget is checked between attempts.
+        return None if timeout is None else min(timeout, left)
 
     def attempt_timeout(self, timeout_retries: int) -> float | None:
         """The attempt timeout after ``timeout_retries`` timeouts (policy escalation)."""

@@ -207,6 +207,10 @@ class VerificationConfig(BaseModel):
     """(question id, answering key, parsing key, replicate) already done (resuming a run)."""
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retry budgets, for models without their own ``retry_policy``."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Request starts per minute to each model, for models without their own (ours)."""
+    max_call_seconds: float | None = Field(default=600.0, gt=0)
+    """Total seconds one LLM call may take, retries and back-off waits included (ours)."""
     custom_error_patterns: list[ErrorPatternConfig] = Field(default_factory=list)
     """Extra error-classification rules for retrying."""
     max_requeue_count: int = Field(default=5, ge=1)
@@ -271,12 +275,17 @@ class VerificationConfig(BaseModel):
         )
 
     def stamp(self, model: ModelConfig) -> ModelConfig:
-        """``model`` with this run's ``request_timeout``/``retry_policy`` where it has none."""
+        """``model`` with this run's ``request_timeout``, ``retry_policy`` and request limits
+        where it has none of its own."""
         update: dict[str, Any] = {}
         if model.request_timeout is None:
             update["request_timeout"] = self.request_timeout
         if model.retry_policy is None:
             update["retry_policy"] = self.retry_policy
+        if model.max_concurrent_requests is None and self.max_concurrent_requests is not None:
+            update["max_concurrent_requests"] = self.max_concurrent_requests
+        if model.requests_per_minute is None and self.requests_per_minute is not None:
+            update["requests_per_minute"] = self.requests_per_minute
         return model.model_copy(update=update) if update else model
 
     def stamped_models(self) -> StampedModels:

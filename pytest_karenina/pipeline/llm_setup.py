@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
+from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
 from pytest_karenina.llm.service import LLMService
-from pytest_karenina.llm.transport import ConcurrencyLimiter, RetryingModel
+from pytest_karenina.llm.transport import RetryingModel
 from pytest_karenina.pipeline.retries import record_retry
 
 if TYPE_CHECKING:
@@ -59,7 +60,6 @@ class LLMFactory:
         self.config = config
         self.replay = replay
         self.adapter_factory = adapter_factory or default_adapter
-        self.limiter = ConcurrencyLimiter(config.max_concurrent_requests)
         self._lock = threading.Lock()
         self._models: dict[str, RawModel] = {}
 
@@ -74,11 +74,15 @@ class LLMFactory:
             return stack
 
     def _build(self, model: ModelConfig) -> RawModel:
+        limit = model.max_concurrent_requests or self.config.max_concurrent_requests
+        rate = model.requests_per_minute or self.config.requests_per_minute
         stack: RawModel = RetryingModel(
             self.adapter_factory(model),
             model.retry_policy,
             timeout=model.request_timeout,
-            limiter=self.limiter,
+            max_total_seconds=self.config.max_call_seconds,
+            limiter=ConcurrencyLimiter(limit),
+            rate_limiter=RateLimiter(rate),
             secrets=model_secrets(model),
             on_retry=record_retry,
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.llm.limits import ConcurrencyLimiter
 from pytest_karenina.llm.model_config import (
     CategoryRetryConfig,
     RetryPolicy,
@@ -15,7 +16,6 @@ from pytest_karenina.llm.model_config import (
 )
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
 from pytest_karenina.llm.transport import (
-    ConcurrencyLimiter,
     RetryEvent,
     RetryingModel,
     TransportError,

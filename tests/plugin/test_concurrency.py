@@ -74,3 +74,17 @@ def test_concurrency_one_runs_pipelines_one_by_one(
         passed=2, failed=2, skipped=1
     )
     assert tracker.peak == 1
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one", "xdist"])
+def test_max_concurrent_requests_caps_the_whole_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    # Answers wait up to 1.5 s for all 4 to be open, which a cap of 2 never allows: with
+    # -n 2 each worker gets 1 of the 2 slots, so the provider never sees more than 2.
+    tracker = InFlight.scripted(openai_server, gather=4, patience=1.5)
+    path = copy_checkpoint(pytester)
+    args = endpoint_args(openai_server, "--karenina-max-concurrent-requests", "2")
+    result = pytester.runpytest_subprocess("--karenina", str(path), *args, *dist)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    assert tracker.peak == 2
