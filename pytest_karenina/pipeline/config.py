@@ -207,14 +207,15 @@ class VerificationConfig(BaseModel):
     """(question id, answering key, parsing key, replicate) already done (resuming a run)."""
     retry_policy: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retry budgets, for models without their own ``retry_policy``."""
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    """Request starts per minute to each model, for models without their own (ours)."""
-    max_call_seconds: float | None = Field(default=600.0, gt=0)
-    """Total seconds one LLM call may take, retries and back-off waits included (ours)."""
     custom_error_patterns: list[ErrorPatternConfig] = Field(default_factory=list)
     """Extra error-classification rules for retrying."""
     max_requeue_count: int = Field(default=5, ge=1)
     """Times a task may wait for another task's answer before generating its own."""
+    # pytest-karenina's own settings (Karenina presets never hold them):
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Request starts per minute to each model, for models without their own (ours)."""
+    max_call_seconds: float | None = Field(default=600.0, gt=0)
+    """Total seconds one LLM call may take, retries and back-off waits included (ours)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

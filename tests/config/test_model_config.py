@@ -44,6 +44,9 @@ MODEL_DEFAULTS: dict[str, Any] = {
     "agent_timeout": None,
     "request_timeout": None,
     "retry_policy": None,
+    # pytest-karenina's own request limits:
+    "max_concurrent_requests": None,
+    "requests_per_minute": None,
 }
 
 

@@ -77,6 +77,9 @@ DEFAULTS: dict[str, Any] = {
     "retry_policy": RetryPolicy(),
     "custom_error_patterns": [],
     "max_requeue_count": 5,
+    # pytest-karenina's own fields, after Karenina's:
+    "requests_per_minute": None,
+    "max_call_seconds": 600.0,
 }
 
 
