@@ -15,13 +15,19 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     from pytest_karenina.session import ControllerPlugin, RunnerPlugin
 
     settings = resolve_settings(config, checkpoints)
+    vconfig = settings.verification_config()
+    settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
-    config.stash[CONFIG_KEY] = settings.verification_config()
+    config.stash[CONFIG_KEY] = vconfig
     manager = config.pluginmanager
     is_worker = hasattr(config, "workerinput")
     manager.register(RunnerPlugin(config), "karenina-runner")
     if not is_worker:
         manager.register(ControllerPlugin(config, settings), "karenina-controller")
+        if settings.replay != "off":
+            from pytest_karenina.replay_report import ReplayReport
+
+            manager.register(ReplayReport(config, settings), "karenina-replay")
         if manager.hasplugin("xdist"):
             from pytest_karenina.xdist_partition import XdistControllerPlugin
 
@@ -57,6 +63,8 @@ def header_lines(config: pytest.Config) -> list[str]:
         f"karenina: mode {vconfig.evaluation_mode}, replicates {vconfig.replicate_count}, "
         f"concurrency {settings.concurrency}, replay {replay}",
     ]
+    if settings.replay_note:
+        lines.append(f"karenina: {settings.replay_note}")
     limits = [
         f"{settings.max_concurrent_requests} in flight" if settings.max_concurrent_requests else "",
         f"{settings.requests_per_minute:g}/min" if settings.requests_per_minute else "",

@@ -77,8 +77,14 @@ class CheckpointFile(pytest.File):
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
+        from pytest_karenina.replay_report import COLLECTED_KEY
+
         seen: dict[str, int] = {}
         combinations = variants(config)
+        stash = self.config.stash
+        stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
+            combinations
+        )
         rubrics = (benchmark.global_rubric, benchmark.global_dynamic_rubric)
         for question in benchmark.questions:
             base = question_slug(question.id)

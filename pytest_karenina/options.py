@@ -68,10 +68,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("embedding-check-threshold", "Similarity threshold of the embedding check", metavar="X"),
     Option("concurrency", "Pipelines run at once in each process (default 8)", metavar="N"),
     Option(
-        "replay", "Record/replay of LLM calls (default off)", metavar="MODE", choices=REPLAY_MODES
+        "replay",
+        "Record/replay of LLM calls (default off; strict when a model's API key is missing)",
+        metavar="MODE",
+        choices=REPLAY_MODES,
     ),
     Option(
         "replay-store", "Replay store file (default: <checkpoint>.replay.jsonl)", metavar="PATH"
+    ),
+    Option(
+        "replay-prune",
+        "At the end of a complete run, drop replay entries the run did not use",
+        "bool",
+        "yes|no",
     ),
     Option(
         "results",

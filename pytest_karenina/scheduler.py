@@ -63,10 +63,9 @@ class Scheduler:
         self._stopped = threading.Event()
 
     def store_path(self) -> Path:
-        if self.settings.replay_store is not None:
-            return self.settings.replay_store
-        first = self.settings.checkpoints[0] if self.settings.checkpoints else Path("karenina")
-        return first.with_name(first.stem + ".replay.jsonl")
+        from pytest_karenina.replay_report import store_path
+
+        return store_path(self.settings)
 
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[pytest.Item]) -> None:

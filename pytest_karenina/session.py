@@ -28,6 +28,7 @@ class RunnerPlugin:
 
         self.config = config
         self.wants_html = html_report_wanted(config)
+        self.full_selection = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -71,10 +72,29 @@ class RunnerPlugin:
                     add_extras(report, payload, trace)
         return report
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_karenina.replay_report import COLLECTED_KEY
+
+        selected = sum(1 for item in session.items if isinstance(item, QuestionItem))
+        self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
+
     def pytest_sessionfinish(self) -> None:
         scheduler: Scheduler | None = self.config.stash.get(SCHEDULER_KEY, None)
-        if scheduler is not None:
-            scheduler.stop()
+        if scheduler is None:
+            return
+        scheduler.stop()
+        if scheduler.replay is None:
+            return
+        from pytest_karenina.replay_report import WORKER_OUTPUT, usage_of
+
+        usage = usage_of(scheduler.replay, self.full_selection)
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if isinstance(workeroutput, dict):
+            workeroutput[WORKER_OUTPUT] = usage
+        else:
+            report = self.config.pluginmanager.get_plugin("karenina-replay")
+            if report is not None:
+                report.add(usage)
 
 
 class ControllerPlugin:

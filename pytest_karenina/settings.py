@@ -6,6 +6,7 @@ build the run's :class:`~pytest_karenina.pipeline.config.VerificationConfig`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,12 @@ class Settings:
     """failed, all or none: which items carry their trace in the HTML report."""
     include_unfinished: bool
     min_pass_rate: float | None
+    replay_chosen: bool = True
+    """Whether the replay mode was given (CLI or ini); else it is chosen from the keys at hand."""
+    replay_note: str | None = None
+    """Why the replay mode was chosen for the user (shown in the report header)."""
+    replay_prune: bool = False
+    """Drop store entries the run did not use, at the end of a run."""
     llm_timeout: float | None = None
     """Total seconds per LLM call (None: the config's ``max_call_seconds``)."""
     max_retries: int | None = None
@@ -72,6 +79,25 @@ class Settings:
         """Whether rubric traits take part in verdicts under evaluation ``mode``: always in
         rubric_only, in template_and_rubric with --karenina-rubric-gate, never otherwise."""
         return mode == "rubric_only" or (mode == "template_and_rubric" and self.rubric_gate)
+
+    def with_default_replay(self, vconfig: VerificationConfig) -> Settings:
+        """Strict replay when no replay mode was given and some model lacks its API key in
+        the environment: a CI job without keys replays its recordings instead of failing
+        on every call."""
+        if self.replay_chosen:
+            return self
+        from pytest_karenina.llm.provider_keys import models_without_keys
+
+        answering, parsing = vconfig.stamped_models()
+        missing = models_without_keys([*answering, *parsing])
+        if not missing:
+            return self
+        model, variable = missing[0]
+        note = (
+            f"replay strict by default: no {variable} in the environment for {model} "
+            "(--karenina-replay chooses another mode)"
+        )
+        return dataclasses.replace(self, replay="strict", replay_note=note)
 
     def gate_policy(self) -> GatePolicy:
         """The rubric gate policy (rules were validated when the settings were resolved)."""
@@ -171,6 +197,8 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         embedding_check_threshold=threshold,
         concurrency=number("concurrency", int, 1) or DEFAULT_CONCURRENCY,
         replay=raw["replay"] or "off",
+        replay_chosen=raw["replay"] is not None,
+        replay_prune=bool(flag("replay-prune")),
         replay_store=path("replay-store"),
         results=path("results"),
         html_trace=raw["html-trace"] or "failed",

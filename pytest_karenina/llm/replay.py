@@ -169,6 +169,7 @@ class ReplayStore:
         self._lock = threading.RLock()
         self._entries: dict[str, dict[str, Any]] | None = None
         self._hits = self._misses = self._added = 0
+        self._used: set[str] = set()
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         """Also keep these values (e.g. a model's API key) out of everything written."""
@@ -193,6 +194,7 @@ class ReplayStore:
                 self._misses += 1
                 return None
             self._hits += 1
+            self._used.add(key)
         reply, usage = entry["reply"], entry["reply"].get("usage") or {}
         tokens = Usage(usage.get("input_tokens"), usage.get("output_tokens"))
         return ModelReply(reply["text"], tokens, reply.get("model"))
@@ -212,6 +214,7 @@ class ReplayStore:
                 f.write(line)
             self._load()[key] = entry
             self._added += 1
+            self._used.add(key)
 
     def compact(self) -> bool:
         """Rewrite the file sorted by key and de-duplicated, atomically; True if it changed.
@@ -226,19 +229,51 @@ class ReplayStore:
             text = "".join(_dump(entries[key]) + "\n" for key in sorted(entries))
             changed = current is not None and text != current
             if changed:
-                temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                try:
-                    with open(temp, "w", encoding="utf-8", newline="\n") as f:
-                        f.write(text)
-                        f.flush()
-                        os.fsync(f.fileno())
-                    os.replace(temp, self.path)
-                finally:
-                    temp.unlink(missing_ok=True)
+                self._write(entries)
             self._entries = {**self._load(), **entries}
         return changed
 
     save = compact
+
+    def used_keys(self) -> set[str]:
+        """Keys this store answered from or recorded since it was created."""
+        with self._lock:
+            return set(self._used)
+
+    def stored_keys(self) -> set[str]:
+        """Keys in the file now (read afresh: other processes may have appended)."""
+        with self._lock, self._file_lock():
+            text = self.path.read_text("utf-8") if self.path.exists() else ""
+            return set(_parse(text, self.path))
+
+    def prune(self, keep: Iterable[str]) -> int:
+        """Rewrite the file with only the entries in ``keep`` (sorted, atomically); returns
+        how many entries were removed. Allowed in every mode but ``off``: it is an explicit
+        request to drop stale recordings."""
+        if self.mode == "off":
+            raise ValueError("a replay store in 'off' mode is not used, so it is not pruned")
+        wanted = set(keep)
+        with self._lock, self._file_lock():
+            if not self.path.exists():
+                return 0
+            entries = _parse(self.path.read_text("utf-8"), self.path)
+            kept = {key: entry for key, entry in entries.items() if key in wanted}
+            self._write(kept)
+            self._entries = kept
+            return len(entries) - len(kept)
+
+    def _write(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Replace the file with ``entries`` sorted by key (caller holds the file lock)."""
+        text = "".join(_dump(entries[key]) + "\n" for key in sorted(entries))
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with open(temp, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, self.path)
+        finally:
+            temp.unlink(missing_ok=True)
 
     def stats(self) -> dict[str, int]:
         """``{"hits", "misses", "added"}`` counts since this store was created (JSON-native)."""

@@ -74,10 +74,21 @@ class LLMFactory:
             return stack
 
     def _build(self, model: ModelConfig) -> RawModel:
+        adapter = self.adapter_factory(model)
+        # Manual answers are local already, and they depend on the question id,
+        # which is not part of a replay key.
+        replayable = model.interface != "manual"
+        replay = self.replay if self.replay is not None and self.replay.mode != "off" else None
+        if replay is not None and replayable:
+            replay.add_secrets(model_secrets(model))
+            if replay.mode == "strict":
+                # No transport at all: strict replay cannot open a connection, and a miss
+                # is a ReplayMiss naming the question and the call kind.
+                return ReplayingModel(None, replay, identity=adapter.replay_identity)
         limit = model.max_concurrent_requests or self.config.max_concurrent_requests
         rate = model.requests_per_minute or self.config.requests_per_minute
         stack: RawModel = RetryingModel(
-            self.adapter_factory(model),
+            adapter,
             model.retry_policy,
             timeout=model.request_timeout,
             max_total_seconds=self.config.max_call_seconds,
@@ -86,12 +97,8 @@ class LLMFactory:
             secrets=model_secrets(model),
             on_retry=record_retry,
         )
-        # Manual answers are local already, and they depend on the question id,
-        # which is not part of a replay key.
-        replayable = model.interface != "manual"
-        if self.replay is not None and self.replay.mode != "off" and replayable:
-            self.replay.add_secrets(model_secrets(model))
-            stack = ReplayingModel(stack, self.replay)
+        if replay is not None and replayable:
+            stack = ReplayingModel(stack, replay)
         return stack
 
     def answering(self, model: ModelConfig, question_id: str) -> LLMService:

@@ -1,0 +1,104 @@
+"""The replay store at the end of a run: entries used, added and unused, and pruning.
+
+Every process that runs items reports the keys its store answered from or recorded (xdist
+workers through ``workeroutput``); the reporting process adds them up, compares them with the
+file and, with ``--karenina-replay-prune``, drops the entries nobody used. Pruning needs a
+complete run: every collected question selected and nothing stopped early, or the entries of
+questions that did not run would go too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_karenina.llm.replay import ReplayStore
+    from pytest_karenina.settings import Settings
+
+WORKER_OUTPUT = "karenina_replay"
+COLLECTED_KEY = pytest.StashKey[int]()
+"""How many question items the checkpoint files yielded in this process."""
+
+
+def store_path(settings: Settings) -> Path:
+    """``--karenina-replay-store``, else ``<first checkpoint>.replay.jsonl`` beside it."""
+    if settings.replay_store is not None:
+        return settings.replay_store
+    first = settings.checkpoints[0] if settings.checkpoints else Path("karenina")
+    return first.with_name(first.stem + ".replay.jsonl")
+
+
+def usage_of(store: ReplayStore, full_selection: bool) -> dict[str, Any]:
+    """What one process tells the reporting process (JSON-native, for ``workeroutput``)."""
+    return {
+        "used": sorted(store.used_keys()),
+        "added": store.stats()["added"],
+        "full_selection": full_selection,
+    }
+
+
+@dataclass(eq=False)  # a plugin object: registered by identity, so hashable
+class ReplayReport:
+    """Adds up the processes' store usage; prunes and summarises at the end."""
+
+    config: pytest.Config
+    settings: Settings
+    used: set[str] = field(default_factory=set)
+    added: int = 0
+    full_selection: bool = True
+    reports: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, usage: dict[str, Any]) -> None:
+        self.used.update(usage.get("used") or ())
+        self.added += int(usage.get("added") or 0)
+        self.full_selection = self.full_selection and bool(usage.get("full_selection"))
+        self.reports += 1
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        usage = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if isinstance(usage, dict):
+            self.add(usage)
+        else:  # a crashed worker said nothing: what it used is unknown
+            self.full_selection = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pytest_karenina.llm.replay import ReplayStore, ReplayStoreError
+
+        if self.reports == 0:
+            return  # nothing ran here or in any worker (e.g. --collect-only)
+        path = store_path(self.settings)
+        store = ReplayStore(path, self.settings.replay)  # type: ignore[arg-type]
+        try:
+            stored = store.stored_keys()
+        except ReplayStoreError as exc:
+            self.lines.append(f"karenina replay: cannot read {path.name}: {exc}")
+            return
+        unused = stored - self.used
+        self.lines.append(
+            f"karenina replay: {len(self.used & stored)} entries used, {self.added} added, "
+            f"{len(unused)} unused of {len(stored)} in {path.name}"
+        )
+        if not self.settings.replay_prune:
+            if unused:
+                self.lines[-1] += " (--karenina-replay-prune drops the unused ones)"
+            return
+        complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        if not (complete and self.full_selection and not session.shouldstop):
+            self.lines.append(
+                "karenina replay: not pruned: the run did not cover every question "
+                "(a selection, -x or an interruption)"
+            )
+            return
+        removed = store.prune(self.used)
+        self.lines.append(f"karenina replay: pruned {removed} unused entries")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.lines:
+            terminalreporter.write_line(line)
