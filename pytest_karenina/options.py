@@ -105,6 +105,9 @@ OPTIONS: tuple[Option, ...] = (
         "Seconds one LLM call may take in all, retries and waits included (default 600)",
         metavar="S",
     ),
+    Option(
+        "request-timeout", "Seconds one LLM request (attempt) may take (default 120)", metavar="S"
+    ),
     Option("max-retries", "Retries per error class at most, for every LLM call", metavar="N"),
     Option(
         "max-concurrent-requests",

@@ -60,6 +60,8 @@ class Settings:
     """Drop store entries the run did not use, at the end of a run."""
     llm_timeout: float | None = None
     """Total seconds per LLM call (None: the config's ``max_call_seconds``)."""
+    request_timeout: float | None = None
+    """Seconds per LLM request (None: the config's ``request_timeout``)."""
     max_retries: int | None = None
     """Cap on the retries of every error class (None: the retry policy's budgets)."""
     max_concurrent_requests: int | None = None
@@ -205,6 +207,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
         llm_timeout=number("llm-timeout", float, 0.001),
+        request_timeout=number("request-timeout", float, 0.001),
         max_retries=number("max-retries", int, 0),
         max_concurrent_requests=number("max-concurrent-requests", int, 1),
         requests_per_minute=number("requests-per-minute", float, 0.001),

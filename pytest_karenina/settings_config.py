@@ -101,6 +101,7 @@ def build_config(settings: Settings) -> VerificationConfig:
         "embedding_check_threshold": settings.embedding_check_threshold,
         "rubric_evaluation_strategy": settings.rubric_strategy,
         "max_call_seconds": settings.llm_timeout,
+        "request_timeout": settings.request_timeout,
         "max_concurrent_requests": settings.max_concurrent_requests,
         "requests_per_minute": settings.requests_per_minute,
     }
