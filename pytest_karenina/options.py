@@ -110,6 +110,11 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("max-retries", "Retries per error class at most, for every LLM call", metavar="N"),
     Option(
+        "template-timeout",
+        "Seconds template code may run per step: compile, ground truth, verify() (default 10)",
+        metavar="S",
+    ),
+    Option(
         "max-concurrent-requests",
         "Requests in flight per model, shared by the threads and split across xdist workers",
         metavar="N",

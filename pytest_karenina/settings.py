@@ -62,6 +62,8 @@ class Settings:
     """Total seconds per LLM call (None: the config's ``max_call_seconds``)."""
     request_timeout: float | None = None
     """Seconds per LLM request (None: the config's ``request_timeout``)."""
+    template_timeout: float | None = None
+    """Seconds template code may run per step (None: the config's ``template_time_limit``)."""
     max_retries: int | None = None
     """Cap on the retries of every error class (None: the retry policy's budgets)."""
     max_concurrent_requests: int | None = None
@@ -209,6 +211,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         llm_timeout=number("llm-timeout", float, 0.001),
         request_timeout=number("request-timeout", float, 0.001),
         max_retries=number("max-retries", int, 0),
+        template_timeout=number("template-timeout", float, 0.001),
         max_concurrent_requests=number("max-concurrent-requests", int, 1),
         requests_per_minute=number("requests-per-minute", float, 0.001),
         workers=_xdist_workers(config),

@@ -102,6 +102,7 @@ def build_config(settings: Settings) -> VerificationConfig:
         "rubric_evaluation_strategy": settings.rubric_strategy,
         "max_call_seconds": settings.llm_timeout,
         "request_timeout": settings.request_timeout,
+        "template_time_limit": settings.template_timeout,
         "max_concurrent_requests": settings.max_concurrent_requests,
         "requests_per_minute": settings.requests_per_minute,
     }

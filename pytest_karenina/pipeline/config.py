@@ -216,6 +216,8 @@ class VerificationConfig(BaseModel):
     """Request starts per minute to each model, for models without their own (ours)."""
     max_call_seconds: float | None = Field(default=600.0, gt=0)
     """Total seconds one LLM call may take, retries and back-off waits included (ours)."""
+    template_time_limit: float | None = Field(default=10.0, gt=0)
+    """Seconds template code may run per step: compiling, building, verify() (ours)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -87,8 +87,12 @@ def check_pattern(pattern: str) -> None:
     """The regex pattern must compile with Python's ``re``."""
     try:
         re.compile(pattern)
-    except re.error as exc:
-        raise TraitConfigError("pattern", f"invalid regular expression {pattern!r}: {exc}") from exc
+    except (re.error, RecursionError, OverflowError) as exc:  # deep nesting overflows the parser
+        shown = pattern if len(pattern) <= 80 else f"{pattern[:77]}..."
+        reason = str(exc) or type(exc).__name__
+        raise TraitConfigError(
+            "pattern", f"invalid regular expression {shown!r}: {reason}"
+        ) from exc
 
 
 def check_metric_config(

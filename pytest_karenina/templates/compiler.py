@@ -28,6 +28,11 @@ from pytest_karenina.templates.errors import TemplateError
 from pytest_karenina.templates.karenina_shim import template_builtins
 from pytest_karenina.templates.modes import template_mode
 from pytest_karenina.templates.probe import probe_instance
+from pytest_karenina.templates.time_limit import (
+    DEFAULT_TEMPLATE_TIME_LIMIT,
+    TemplateTimeout,
+    time_limit,
+)
 from pytest_karenina.templates.verified_field import VerifiedField
 
 NO_TEMPLATE_ID = "no_template"
@@ -185,6 +190,18 @@ def _validate(answer_class: type[BaseAnswer]) -> None:
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
+def _compiled(code: str, limit: float | None) -> type[BaseAnswer] | TemplateError:
+    """The class, or the error, of ``code`` (both cached: a template that loops for its time
+    limit does so once, not at every compile)."""
+    try:
+        with time_limit(limit, "running the template's code"):
+            return _compile(code)
+    except TemplateError as exc:
+        return exc
+    except TemplateTimeout as exc:
+        return TemplateError(str(exc))
+
+
 def _compile(code: str) -> type[BaseAnswer]:
     namespace = _execute(code)
     answer_class = _leaf_class(namespace)
@@ -218,20 +235,26 @@ def _bind_question_id(answer_class: type[BaseAnswer], question_id: str) -> type[
     return bound
 
 
-def compile_template(code: str, question_id: str | None = None) -> type[BaseAnswer]:
+def compile_template(
+    code: str,
+    question_id: str | None = None,
+    *,
+    seconds: float | None = DEFAULT_TEMPLATE_TIME_LIMIT,
+) -> type[BaseAnswer]:
     """Execute template source and return its validated answer class.
 
     With ``question_id`` the class is a thin subclass whose instances carry that
-    id in ``id`` (Karenina's question-id injection). Compiled classes are cached
-    by source. Raises :class:`TemplateError` naming the question and, when known,
-    the template line.
+    id in ``id`` (Karenina's question-id injection). Compiled classes (and template
+    errors) are cached by source. The template's code (module level and the ground-truth
+    hook of the validation probe) may run ``seconds`` (None: no limit). Raises
+    :class:`TemplateError` naming the question and, when known, the template line.
     """
-    try:
-        answer_class = _compile(code)
-    except TemplateError as exc:
-        raise TemplateError(exc.reason, question_id=question_id, line=exc.line) from (
-            exc.__cause__ or exc
+    outcome = _compiled(code, seconds)
+    if isinstance(outcome, TemplateError):
+        raise TemplateError(outcome.reason, question_id=question_id, line=outcome.line) from (
+            outcome.__cause__ or outcome
         )
+    answer_class = outcome
     if question_id is None:
         return answer_class
     return _bind_question_id(answer_class, question_id)

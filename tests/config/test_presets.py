@@ -60,6 +60,7 @@ def test_the_layout_of_spec_4_9() -> None:
         "skip_triples",
         "requests_per_minute",  # ours: Karenina presets do not hold them
         "max_call_seconds",
+        "template_time_limit",
     } | {"rubric_enabled"}
     assert set(document["config"]["parsing_models"][0]) == {
         "id",

@@ -80,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
     # pytest-karenina's own fields, after Karenina's:
     "requests_per_minute": None,
     "max_call_seconds": 600.0,
+    "template_time_limit": 10.0,
 }
 
 

@@ -226,3 +226,9 @@ def test_regex_match_unknown_flag_next_to_known_one() -> None:
 def test_regex_match_invalid_pattern_is_a_value_error_at_construction(pattern: str) -> None:
     with pytest.raises(ValueError):
         RegexMatch(pattern=pattern)
+
+
+def test_a_pattern_too_deeply_nested_to_compile_is_a_value_error() -> None:
+    # re's parser overflows the stack on deep nesting: a RecursionError, not re.error.
+    with pytest.raises(ValueError, match="invalid regular expression"):
+        RegexMatch(pattern="(" * 100_000)

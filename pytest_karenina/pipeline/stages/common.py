@@ -8,6 +8,7 @@ from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.prompts import instructions_for
 from pytest_karenina.results.trace import prepare_evaluation_input
+from pytest_karenina.templates.time_limit import DEFAULT_TEMPLATE_TIME_LIMIT
 
 if TYPE_CHECKING:
     from pytest_karenina.templates import BaseAnswer
@@ -51,3 +52,9 @@ def abstained(context: VerificationContext) -> bool:
 
 def recursion_limited(context: VerificationContext) -> bool:
     return context.get_artifact(ArtifactKeys.RECURSION_LIMIT_REACHED) is True
+
+
+def template_seconds(context: VerificationContext) -> float | None:
+    """How long template code may run per step (``template_time_limit``)."""
+    value = config_value(context, "template_time_limit", DEFAULT_TEMPLATE_TIME_LIMIT)
+    return None if value is None else float(value)

@@ -17,10 +17,12 @@ from pytest_karenina.pipeline.stages.common import (
     judge_label,
     prompt_instructions,
     recursion_limited,
+    template_seconds,
 )
 from pytest_karenina.prompts import parsing_messages
 from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
 from pytest_karenina.templates.extraction import relaxed_class, strict_rebuild
+from pytest_karenina.templates.time_limit import time_limit
 
 JUDGE_RAW_OUTPUT = "judge_raw_output"
 """Artifact with the judge's unreadable reply when parsing failed."""
@@ -88,7 +90,8 @@ class ParseTemplateStage(BaseVerificationStage):
             context.mark_error(f"Parsing failed: {exc.reason}", self.name)
             return
         context.usage_tracker().record("parsing", reply.usage, judge_label(context))
-        parsed: BaseAnswer = strict_rebuild(cls, reply.value.model_dump())
+        with time_limit(template_seconds(context), "building the answer (ground truth)"):
+            parsed: BaseAnswer = strict_rebuild(cls, reply.value.model_dump())
         context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
         context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
 

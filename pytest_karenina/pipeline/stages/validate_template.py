@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseVerificationStage
+from pytest_karenina.pipeline.stages.common import template_seconds
 from pytest_karenina.templates import TemplateError, compile_template, template_mode
 
 
@@ -28,8 +29,11 @@ class ValidateTemplateStage(BaseVerificationStage):
                 raise TemplateError(
                     "the question has no answer template", question_id=context.question_id
                 )
-            answer_class = compile_template(context.template_code, context.question_id)
-            raw_class = compile_template(context.template_code)
+            seconds = template_seconds(context)
+            answer_class = compile_template(
+                context.template_code, context.question_id, seconds=seconds
+            )
+            raw_class = compile_template(context.template_code, seconds=seconds)
         except TemplateError as exc:
             message = f"Template validation failed: {exc}"
             context.set_result_field(ArtifactKeys.TEMPLATE_VALIDATION_ERROR, str(exc))

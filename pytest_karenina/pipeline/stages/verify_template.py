@@ -8,10 +8,11 @@ from typing import Any
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import abstained, recursion_limited
+from pytest_karenina.pipeline.stages.common import abstained, recursion_limited, template_seconds
 from pytest_karenina.templates import BaseAnswer, evaluate_fields, strategy_label
 from pytest_karenina.templates.composition import template_strategy
 from pytest_karenina.templates.extraction import parsed_gt_response, parsed_llm_response
+from pytest_karenina.templates.time_limit import time_limit
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
@@ -56,6 +57,10 @@ class VerifyTemplateStage(BaseVerificationStage):
         )
 
     def execute(self, context: VerificationContext) -> None:
+        with time_limit(template_seconds(context), "verifying the answer (verify())"):
+            self._verify(context)
+
+    def _verify(self, context: VerificationContext) -> None:
         parsed: BaseAnswer = context.get_artifact(ArtifactKeys.PARSED_ANSWER)
         raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
         parsed._raw_trace = raw

@@ -16,8 +16,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 def _compiles(pattern: str) -> str:
     try:
         re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    except (re.error, RecursionError, OverflowError) as exc:  # deep nesting overflows the parser
+        shown = pattern if len(pattern) <= 80 else f"{pattern[:77]}..."
+        raise ValueError(
+            f"invalid regular expression {shown!r}: {exc or type(exc).__name__}"
+        ) from exc
     return pattern
 
 

@@ -1,0 +1,89 @@
+"""Bad input through pytest: broken checkpoint files are collection errors naming the file and
+field, broken templates error (or fail) their own item, and the run always finishes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import DATA
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
+from tests.support.openai_server import OpenAIServer
+
+TEMPLATE_HEAD = "class Answer(BaseAnswer):\n    {field}: {kind} = Field(description='x')\n\n"
+VERIFY_RAISES = "    def verify(self):\n        raise KeyError('no such colour')\n"
+VERIFY_LOOPS = "    def verify(self):\n        while True:\n            pass\n"
+
+
+def test_broken_files_are_named_collection_errors_and_good_ones_still_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    scripted(openai_server)
+    good = copy_checkpoint(pytester)
+    source = (DATA / MULTI).read_text()
+    broken = {
+        "truncated.jsonld": source[: len(source) // 2].encode(),
+        "latin1.jsonld": source.replace("Celsius", "Celsius \xb0").encode("latin-1"),
+    }
+    unknown = json.loads(source)
+    unknown["rating"][0]["additionalType"] = "karenina:GlobalSpellingTrait"
+    wrong_type = json.loads(source)
+    wrong_type["dataFeedElement"][1]["item"]["text"] = ["not", "a", "string"]
+    broken["unknown_trait.jsonld"] = json.dumps(unknown).encode()
+    broken["wrong_type.jsonld"] = json.dumps(wrong_type).encode()
+    paths = []
+    for name, data in broken.items():
+        (pytester.path / name).write_bytes(data)
+        paths += ["--karenina", str(pytester.path / name)]
+
+    result = pytester.runpytest_subprocess(
+        "--karenina", str(good), *paths, *endpoint_args(openai_server),
+        "--continue-on-collection-errors",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1, errors=4)
+    result.stdout.fnmatch_lines_random([
+        "*truncated.jsonld: invalid JSON*",
+        "*latin1.jsonld: *UTF-8*",
+        "*unknown_trait.jsonld: rating[[]0[]].additionalType: unknown trait type"
+        " 'karenina:GlobalSpellingTrait'*",
+        "*wrong_type.jsonld: dataFeedElement[[]1[]].item.text: *",
+    ])  # fmt: skip
+
+
+def test_broken_templates_cost_only_their_own_items(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    document = json.loads(path.read_text())
+    items = document["dataFeedElement"]
+    items[0]["item"]["hasPart"]["text"] = "class Answer(BaseAnswer:\n    pass\n"  # syntax
+    items[1]["item"]["hasPart"]["text"] = (
+        TEMPLATE_HEAD.format(field="colors", kind="list[str]") + VERIFY_RAISES
+    )
+    items[2]["item"]["hasPart"]["text"] = (
+        TEMPLATE_HEAD.format(field="author", kind="str") + VERIFY_LOOPS
+    )
+    items[3]["item"]["hasPart"]["text"] = "while True:\n    pass\n"  # loops as it loads
+    path.write_text(json.dumps(document))
+
+    result = pytester.runpytest_subprocess(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-template-timeout=0.5",
+        "-rA",
+    )  # fmt: skip
+
+    # mq002's verify() raising is judged like a wrong answer (Karenina's verdict), named.
+    result.assert_outcomes(failed=1, errors=3, skipped=1)
+    result.stdout.fnmatch_lines_random([
+        "*ERROR*mq001*",
+        "*template_validation*question urn:karenina:test:mq001, line 1: syntax error*",
+        "*FAILED*mq002*",
+        "*verify() raised: *KeyError*no such colour*",
+        "*ERROR*mq003*",
+        "*VerifyTemplate raised exception: TemplateTimeout: verifying the answer (verify()) did"
+        " not finish within 0.5s*",
+        "*question urn:karenina:test:mq004: running the template's code did not finish within"
+        " 0.5s*",
+    ])  # fmt: skip

@@ -1,0 +1,85 @@
+"""Template code that never ends costs its own step, not the run (per-template time limit)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from pytest_karenina.templates import TemplateError, compile_template
+from pytest_karenina.templates.compiler import _compiled
+from pytest_karenina.templates.time_limit import TemplateTimeout, time_limit
+
+LOOP_IN_GROUND_TRUTH = """
+class Answer(BaseAnswer):
+    value: int = Field(description="A number")
+
+    def ground_truth(self):
+        while True:  # and it swallows ordinary exceptions on the way
+            try:
+                self.correct = {"value": 1}
+            except Exception:
+                pass
+
+    def verify(self) -> bool:
+        return True
+"""
+
+
+def test_a_quick_block_is_untouched_and_returns() -> None:
+    with time_limit(5.0, "quick work"):
+        total = sum(range(1000))
+    assert total == 499500
+
+
+def test_a_python_loop_is_stopped_with_a_named_timeout() -> None:
+    with pytest.raises(TemplateTimeout, match=r"spinning did not finish within 0.2s"):
+        with time_limit(0.2, "spinning"):
+            while True:
+                pass
+
+
+def test_the_template_cannot_swallow_the_timeout() -> None:
+    with pytest.raises(TemplateTimeout):
+        with time_limit(0.2, "a stubborn loop"):
+            while True:
+                try:
+                    time.sleep(0.01)
+                except Exception:
+                    pass
+
+
+def test_nothing_fires_after_the_block_and_threads_do_not_interfere() -> None:
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(50):
+                with time_limit(0.05, "tiny"):
+                    sum(range(100))
+            time.sleep(0.2)  # a late watchdog would raise here
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    assert not any(t.name == "karenina-template-watchdog" for t in threading.enumerate())
+
+
+def test_a_looping_template_is_a_template_error_once_and_then_cached() -> None:
+    with pytest.raises(TemplateError, match=r"question q-loop: .* did not finish within 0\.3s"):
+        compile_template(LOOP_IN_GROUND_TRUTH, "q-loop", seconds=0.3)
+    hits = _compiled.cache_info().hits
+    with pytest.raises(TemplateError, match="did not finish"):
+        compile_template(LOOP_IN_GROUND_TRUTH, seconds=0.3)
+    assert _compiled.cache_info().hits == hits + 1  # the cached error, not another loop
+
+
+def test_module_level_code_is_limited_too() -> None:
+    with pytest.raises(TemplateError, match=r"did not finish within 0\.2s"):
+        compile_template("counter = 0\nwhile True:\n    counter += 1\n", seconds=0.2)
