@@ -94,7 +94,22 @@ class XdistControllerPlugin:
     """Registered on the xdist controller: the partition scheduler and its flag to workers."""
 
     def __init__(self, config: pytest.Config) -> None:
+        self.config = config
         self.enabled = config.getoption("dist", "load") == "load"
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A question whose worker died is an error of that item (infrastructure, not a wrong
+        answer), counted as ``error:worker_crashed`` in the summary and the pass rate."""
+        from pytest_karenina.settings import SETTINGS_KEY
+
+        checkpoints = self.config.stash[SETTINGS_KEY].checkpoints
+        if (self.config.rootpath / crashitem.split("::")[0]).resolve() not in checkpoints:
+            return
+        report.when = "setup"
+        report.karenina = {  # type: ignore[attr-defined]
+            "nodeid": crashitem, "category": "error:worker_crashed", "answering_model": None,
+            "summaries": [], "results": [], "input_tokens": 0, "output_tokens": 0,
+        }  # fmt: skip
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["karenina_partition"] = self.enabled
