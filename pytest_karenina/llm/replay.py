@@ -241,10 +241,11 @@ class ReplayStore:
             return set(self._used)
 
     def stored_keys(self) -> set[str]:
-        """Keys in the file now (read afresh: other processes may have appended)."""
-        with self._lock, self._file_lock():
-            text = self.path.read_text("utf-8") if self.path.exists() else ""
-            return set(_parse(text, self.path))
+        """Keys in the file now (read afresh: other processes may have appended). No file
+        lock: appends and compaction's atomic replace never show a reader a broken file but
+        for a torn last line, which reading skips; and a read-only run leaves no lock file."""
+        text = self.path.read_text("utf-8") if self.path.exists() else ""
+        return set(_parse(text, self.path))
 
     def prune(self, keep: Iterable[str]) -> int:
         """Rewrite the file with only the entries in ``keep`` (sorted, atomically); returns
