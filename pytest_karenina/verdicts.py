@@ -12,6 +12,7 @@ Each result gets a category:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -133,8 +134,4 @@ def rubric_explanation(verdict: Verdict) -> list[str]:
 
 def check_dict(check: TraitCheck) -> dict[str, Any]:
     """A JSON-native form of a check, for the report payload."""
-    return {
-        "name": check.name, "kind": check.kind, "value": check.value, "gated": check.gated,
-        "passed": check.passed, "bound": check.bound, "reasoning": check.reasoning,
-        "error": check.error, "skipped": check.skipped,
-    }  # fmt: skip
+    return dataclasses.asdict(check)
