@@ -193,7 +193,7 @@ def make_benchmark(count: int, start: int = 0) -> Any:
 
 
 def make_config(base_url: str) -> Any:
-    from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.config.verification import VerificationConfig
 
     model = {
         "id": "bench",
@@ -323,12 +323,12 @@ def check(results: Any, server_errors: int = 0) -> int:
 
 def measure(questions: int, workers: int, latency: float) -> Measurement:
     """One warm-up and one measured run over real HTTP to the server child."""
-    from pytest_karenina.pipeline.llm_setup import LLMFactory
+    from pytest_karenina.pipeline.llm_stack import LLMStack
 
     with server_process(latency) as server:
         config = make_config(server.base_url)
         warmup = make_benchmark(WARMUP_QUESTIONS, start=questions)
-        timed_run(warmup, config, workers, LLMFactory(config))
+        timed_run(warmup, config, workers, LLMStack(config))
         before = server.stats()
         with AdapterClock().installed() as client:
             results, wall, cpu = timed_run(make_benchmark(questions), config, workers, None)
@@ -342,13 +342,13 @@ def measure(questions: int, workers: int, latency: float) -> Measurement:
 
 def measure_local(questions: int, workers: int, latency: float) -> Measurement:
     """The same runs with :class:`LocalModel` instead of langchain-openai over HTTP."""
-    from pytest_karenina.pipeline.llm_setup import LLMFactory
+    from pytest_karenina.pipeline.llm_stack import LLMStack
 
     config = make_config("http://127.0.0.1:9/v1")
-    warmup = LLMFactory(config, adapter_factory=lambda _: LocalModel(latency))
+    warmup = LLMStack(config, adapter_factory=lambda _: LocalModel(latency))
     timed_run(make_benchmark(WARMUP_QUESTIONS, start=questions), config, workers, warmup)
     model = LocalModel(latency)
-    factory = LLMFactory(config, adapter_factory=lambda _: model)
+    factory = LLMStack(config, adapter_factory=lambda _: model)
     results, wall, cpu = timed_run(make_benchmark(questions), config, workers, factory)
     return Measurement(
         questions, workers, latency, wall, cpu, 0.0, model.calls, passed=check(results)

@@ -63,10 +63,11 @@ _LAZY: dict[str, str] = {
         ),
         _RUBRICS,
     ),
-    **dict.fromkeys(
-        ("run_verification", "VerificationConfig", "ConfigError", "load_preset"), _PIPELINE
-    ),
-    "ModelConfig": "pytest_karenina.llm",
+    "run_verification": _PIPELINE,
+    "VerificationConfig": "pytest_karenina.config.verification",
+    "ModelConfig": "pytest_karenina.config.model",
+    "ConfigError": "pytest_karenina.config.sections",
+    "load_preset": "pytest_karenina.config.presets",
     **dict.fromkeys(("VerificationResult", "VerificationResultSet"), _RESULTS),
     **dict.fromkeys(
         (
@@ -170,13 +171,11 @@ if TYPE_CHECKING:
         load_checkpoint,
         save_checkpoint,
     )
-    from pytest_karenina.llm import ModelConfig
-    from pytest_karenina.pipeline import (
-        ConfigError,
-        VerificationConfig,
-        load_preset,
-        run_verification,
-    )
+    from pytest_karenina.config.model import ModelConfig
+    from pytest_karenina.config.presets import load_preset
+    from pytest_karenina.config.sections import ConfigError
+    from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.pipeline import run_verification
     from pytest_karenina.results import VerificationResult, VerificationResultSet
     from pytest_karenina.rubrics import (
         AgenticRubricTrait,

@@ -3,7 +3,6 @@
 Importing this package loads no provider SDK; adapters import theirs on first use.
 """
 
-from pytest_karenina.llm.model_config import ModelConfig, RetryPolicy
 from pytest_karenina.llm.ports import (
     ChatMessage,
     ChatPort,
@@ -22,11 +21,9 @@ __all__ = [
     "ChatPort",
     "ChatResponse",
     "LLMCallError",
-    "ModelConfig",
     "ModelReply",
     "ModelRequest",
     "RawModel",
-    "RetryPolicy",
     "StructuredPort",
     "StructuredResponse",
     "Usage",

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.config.model import ModelConfig
 
 PROVIDER_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),

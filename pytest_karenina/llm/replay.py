@@ -16,16 +16,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 if sys.platform != "win32":
     import fcntl
 
+from pytest_karenina.config.choices import ReplayMode
 from pytest_karenina.llm.errors import env_secrets, is_secret_name, redact
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel, Usage
 
-ReplayMode = Literal["off", "record", "replay", "strict"]
-REPLAY_MODES: tuple[ReplayMode, ...] = ("off", "record", "replay", "strict")
+REPLAY_MODES: tuple[ReplayMode, ...] = get_args(ReplayMode)
 
 
 def sanitize_identity(identity: Mapping[str, Any]) -> dict[str, Any]:

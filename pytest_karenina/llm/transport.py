@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_karenina.config.model import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.llm.errors import (
     RETRYABLE_CLASSES,
     ErrorClass,
@@ -27,7 +28,6 @@ from pytest_karenina.llm.errors import (
     retry_after_seconds,
 )
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
-from pytest_karenina.llm.model_config import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel
 
 

@@ -5,17 +5,10 @@ Custom stages import their building blocks from here::
     from pytest_karenina.pipeline import ArtifactKeys, BaseVerificationStage, VerificationContext
 """
 
-from pytest_karenina.pipeline.artifacts import ArtifactKeys
-from pytest_karenina.pipeline.config import (
-    ConfigError,
-    FewShotConfig,
-    PromptConfig,
-    VerificationConfig,
-    load_preset,
-)
+from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.llm_setup import LLMFactory
-from pytest_karenina.pipeline.orchestrator import FINAL_RESULT, StageOrchestrator, StageRegistry
+from pytest_karenina.pipeline.llm_stack import LLMStack, ModelPairLLMs
+from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.run import Task, expand_tasks, run_question, run_verification
 from pytest_karenina.pipeline.stage import (
     BaseAutoFailStage,
@@ -31,19 +24,15 @@ __all__ = [
     "BaseAutoFailStage",
     "BaseCheckStage",
     "BaseVerificationStage",
-    "ConfigError",
-    "FewShotConfig",
-    "LLMFactory",
-    "PromptConfig",
+    "LLMStack",
+    "ModelPairLLMs",
     "StageOrchestrator",
     "StageRegistry",
     "Task",
     "UsageTracker",
-    "VerificationConfig",
     "VerificationContext",
     "VerificationStage",
     "expand_tasks",
-    "load_preset",
     "run_question",
     "run_verification",
 ]

@@ -6,6 +6,9 @@ constants read and write the same keys here.
 
 from __future__ import annotations
 
+FINAL_RESULT = "final_result"
+"""Artifact key under which the finalizer leaves the ``VerificationResult``."""
+
 
 class ArtifactKeys:
     """String constants for ``context.set_artifact`` / ``set_result_field`` keys."""

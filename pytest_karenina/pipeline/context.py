@@ -18,9 +18,9 @@ from pytest_karenina.results.ids import pipeline_timestamp
 from pytest_karenina.rubrics.traits import Rubric
 
 if TYPE_CHECKING:
-    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.config.model import ModelConfig
+    from pytest_karenina.config.verification import VerificationConfig
     from pytest_karenina.llm.ports import ChatPort, StructuredPort
-    from pytest_karenina.pipeline.config import VerificationConfig
 
 
 @dataclass

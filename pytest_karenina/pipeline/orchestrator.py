@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.pipeline.artifacts import FINAL_RESULT
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import VerificationStage
+from pytest_karenina.pipeline.stage_list import default_stages
+from pytest_karenina.rubrics.traits import Rubric
+
+if TYPE_CHECKING:
+    from pytest_karenina.config.choices import EvaluationMode
+    from pytest_karenina.config.verification import VerificationConfig
 
 logger = logging.getLogger("pytest_karenina.pipeline")
-
-FINAL_RESULT = "final_result"
-"""Artifact key under which the finalizer leaves the ``VerificationResult``."""
 
 
 def _always_runs(stage: VerificationStage) -> bool:
@@ -108,12 +112,22 @@ class StageOrchestrator:
         return context.get_artifact(FINAL_RESULT)
 
     @classmethod
-    def from_config(cls, config: Any = None, **options: Any) -> StageOrchestrator:
-        """The default stage list for a configuration (see :mod:`.stage_list`).
-
-        ``config`` is a ``VerificationConfig``; keyword options (``rubric``,
-        ``evaluation_mode``, ``abstention_enabled``, ...) override its values.
-        """
-        from pytest_karenina.pipeline.stage_list import default_stages
-
-        return cls(default_stages(config, **options))
+    def from_config(
+        cls,
+        config: VerificationConfig | None = None,
+        *,
+        evaluation_mode: EvaluationMode | None = None,
+        abstention_enabled: bool | None = None,
+        sufficiency_enabled: bool | None = None,
+        rubric: Rubric | bool | None = None,
+    ) -> StageOrchestrator:
+        """The default stage list for ``config`` (see :func:`.stage_list.default_stages`);
+        a keyword given overrides the config's value."""
+        stages = default_stages(
+            config,
+            evaluation_mode=evaluation_mode,
+            abstention_enabled=abstention_enabled,
+            sufficiency_enabled=sufficiency_enabled,
+            rubric=rubric,
+        )
+        return cls(stages)

@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.config.verification import StampedModels
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.llm_setup import LLMFactory
+from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting_retries
 from pytest_karenina.pipeline.stages.generate_answer import CACHED_ANSWER, GENERATED_ANSWER
@@ -26,8 +27,8 @@ from pytest_karenina.templates import template_id
 
 if TYPE_CHECKING:
     from pytest_karenina.checkpoint import Benchmark, Question
-    from pytest_karenina.llm.model_config import ModelConfig
-    from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.config.model import ModelConfig
+    from pytest_karenina.config.verification import VerificationConfig
     from pytest_karenina.rubrics.traits import Rubric
 
 
@@ -60,13 +61,16 @@ def expand_tasks(
     questions: Sequence[Question],
     config: VerificationConfig,
     benchmark: Benchmark | None = None,
+    *,
+    models: StampedModels | None = None,
 ) -> list[Task]:
     """Every question x answering model x parsing model x replicate, in that order.
 
     ``replicate`` is None when ``replicate_count`` is 1, else 1..N. ``benchmark``
-    supplies the global and dynamic rubrics.
+    supplies the global and dynamic rubrics. ``models`` (default: the config's, stamped)
+    are the models to use, e.g. an :class:`LLMStack`'s.
     """
-    answering_models, parsing_models = config.stamped_models()
+    answering_models, parsing_models = models or config.stamped_models()
     rubrics = benchmark_rubrics(benchmark)
     return [
         Task(question, answering, parsing, replicate, *rubrics)
@@ -111,7 +115,7 @@ def _examples(question: Question) -> list[dict[str, str]] | None:
 def run_question(
     task: Task,
     config: VerificationConfig,
-    llm: LLMFactory,
+    llm: LLMStack,
     *,
     orchestrator: StageOrchestrator | None = None,
     run_name: str | None = None,
@@ -125,7 +129,7 @@ def run_question(
     end up in the result.
     """
     question = task.question
-    judge = llm.judge(task.parsing, question.id)
+    ports = llm.pair(task.answering, task.parsing).for_question(question.id)
     context = VerificationContext(
         question_id=question.id,
         question_text=question.text,
@@ -146,10 +150,10 @@ def run_question(
             if config.is_few_shot_enabled()
             else None
         ),
-        answering_llm=llm.answering(task.answering, question.id),
-        judge_llm=judge,
-        judge_checks=llm.judge_checks(task.parsing, question.id),
-        judge_chat=judge,
+        answering_llm=ports.answering,
+        judge_llm=ports.judge,
+        judge_checks=ports.judge_checks,
+        judge_chat=ports.judge,
     )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
@@ -168,7 +172,7 @@ def run_question(
 def run_answer_group(
     tasks: Sequence[Task],
     config: VerificationConfig,
-    llm: LLMFactory,
+    llm: LLMStack,
     orchestrator: StageOrchestrator,
     run_name: str | None,
 ) -> list[VerificationResult]:
@@ -191,7 +195,7 @@ def run_verification(
     question_ids: Sequence[str] | None = None,
     run_name: str | None = None,
     *,
-    llm: LLMFactory | None = None,
+    llm: LLMStack | None = None,
     max_workers: int | None = None,
 ) -> VerificationResultSet:
     """Verify a benchmark and return one result per task, in task order.
@@ -199,8 +203,10 @@ def run_verification(
     Concurrency is ``config.async_max_workers`` threads when
     ``config.async_enabled`` (else 1), unless ``max_workers`` is given.
     """
-    tasks = expand_tasks(select_questions(benchmark, question_ids), config, benchmark)
-    factory = llm or LLMFactory(config)
+    factory = llm or LLMStack(config)
+    models = StampedModels(factory.answering_models, factory.parsing_models)
+    questions = select_questions(benchmark, question_ids)
+    tasks = expand_tasks(questions, config, benchmark, models=models)
     has_rubric = any(task.has_rubric for task in tasks)
     orchestrator = StageOrchestrator.from_config(config, rubric=has_rubric)
     name = run_name or f"run_{secrets.token_hex(4)}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stages.checks import AbstentionCheckStage, SufficiencyCheckStage
@@ -19,15 +19,20 @@ from pytest_karenina.pipeline.stages.validate_template import ValidateTemplateSt
 from pytest_karenina.pipeline.stages.verify_template import VerifyTemplateStage
 from pytest_karenina.rubrics.traits import Rubric, has_traits
 
-_OPTIONS = ("evaluation_mode", "abstention_enabled", "sufficiency_enabled", "rubric")
+if TYPE_CHECKING:
+    from pytest_karenina.config.choices import EvaluationMode
+    from pytest_karenina.config.verification import VerificationConfig
 
 
-def _has_traits(rubric: Any) -> bool:
-    return rubric is True or (isinstance(rubric, Rubric) and has_traits(rubric))
-
-
-def default_stages(config: Any = None, **options: Any) -> list[VerificationStage]:
-    """The stages for ``config`` in order; keyword ``options`` override config values.
+def default_stages(
+    config: VerificationConfig | None = None,
+    *,
+    evaluation_mode: EvaluationMode | None = None,
+    abstention_enabled: bool | None = None,
+    sufficiency_enabled: bool | None = None,
+    rubric: Rubric | bool | None = None,
+) -> list[VerificationStage]:
+    """The stages for ``config`` in order; a keyword given (not None) overrides the config.
 
     Template modes: ValidateTemplate, GenerateAnswer, the two guards, the
     enabled checks (abstention; sufficiency, template modes only), ParseTemplate,
@@ -35,31 +40,28 @@ def default_stages(config: Any = None, **options: Any) -> list[VerificationStage
     and verification failed), RubricEvaluation (rubric modes), FinalizeResult.
     ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation and
     FinalizeResult. RubricEvaluation is included, as in the seed, only when a rubric
-    with traits is configured: the ``rubric`` option (a ``Rubric``, or a bool saying
-    whether there are rubric traits; default none) tells.
+    with traits is configured: ``rubric`` (a ``Rubric``, or a bool saying whether there
+    are rubric traits; default none) tells.
     """
-    unknown = set(options) - set(_OPTIONS)
-    if unknown:
-        raise TypeError(f"unknown stage option(s) {sorted(unknown)}; known: {list(_OPTIONS)}")
+    mode = evaluation_mode or (config.evaluation_mode if config else "template_only")
+    if abstention_enabled is None:
+        abstention_enabled = config.abstention_enabled if config else False
+    if sufficiency_enabled is None:
+        sufficiency_enabled = config.sufficiency_enabled if config else False
+    has_rubric = rubric is True or (isinstance(rubric, Rubric) and has_traits(rubric))
 
-    def setting(name: str, default: Any) -> Any:
-        if name in options and options[name] is not None:
-            return options[name]
-        return getattr(config, name, default) if config is not None else default
-
-    template = setting("evaluation_mode", "template_only") != "rubric_only"
+    template = mode != "rubric_only"
     stages: list[VerificationStage] = []
     if template:
         stages.append(ValidateTemplateStage())
     stages += [GenerateAnswerStage(), RecursionLimitAutoFailStage(), TraceValidationAutoFailStage()]
-    if setting("abstention_enabled", False):
+    if abstention_enabled:
         stages.append(AbstentionCheckStage())
-    if template and setting("sufficiency_enabled", False):
+    if template and sufficiency_enabled:
         stages.append(SufficiencyCheckStage())
     if template:
         stages += [ParseTemplateStage(), VerifyTemplateStage(), EmbeddingCheckStage()]
-    rubric_mode = setting("evaluation_mode", "template_only") != "template_only"
-    if rubric_mode and _has_traits(setting("rubric", False)):
+    if mode != "template_only" and has_rubric:
         stages.append(RubricEvaluationStage())
     stages.append(FinalizeResultStage())
     return stages

@@ -11,7 +11,6 @@ from pytest_karenina.prompts.abstention import (
     AbstentionVerdict,
     abstention_messages,
 )
-from pytest_karenina.prompts.common import append_instructions, instructions_for
 from pytest_karenina.prompts.equivalence import equivalence_messages, is_equivalent
 from pytest_karenina.prompts.generation import (
     GENERATION_TASK,
@@ -21,6 +20,7 @@ from pytest_karenina.prompts.generation import (
     resolve_few_shot,
     select_few_shot,
 )
+from pytest_karenina.prompts.messages import append_instructions, instructions_for
 from pytest_karenina.prompts.parsing import PARSING_TASK, parsing_messages, parsing_system_text
 from pytest_karenina.prompts.sufficiency import (
     SUFFICIENCY_TASK,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import system_and_user
+from pytest_karenina.prompts.messages import system_and_user
 
 ABSTENTION_TASK = "abstention_detection"
 """Task id (and PromptConfig field) of this call."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import append_instructions
+from pytest_karenina.prompts.messages import append_instructions
 
 GENERATION_TASK = "generation"
 """Task id (and PromptConfig field) of this call."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import SEPARATOR, system_and_user
+from pytest_karenina.prompts.messages import SEPARATOR, system_and_user
 
 PARSING_TASK = "parsing"
 """Task id (and PromptConfig field) of this call."""

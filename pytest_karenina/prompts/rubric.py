@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import system_and_user
+from pytest_karenina.prompts.messages import system_and_user
 from pytest_karenina.rubrics.traits import LLMRubricTrait
 
 BATCH_TASK = "rubric_llm_trait_batch"

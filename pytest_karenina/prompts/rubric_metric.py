@@ -13,7 +13,7 @@ import json
 from pydantic import BaseModel, Field
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import system_and_user
+from pytest_karenina.prompts.messages import system_and_user
 from pytest_karenina.prompts.rubric import material
 from pytest_karenina.rubrics.traits import MetricRubricTrait
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import system_and_user
+from pytest_karenina.prompts.messages import system_and_user
 from pytest_karenina.prompts.rubric import describe, material
 from pytest_karenina.rubrics.traits import LLMRubricTrait
 

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pytest_karenina.llm.ports import ChatMessage
-from pytest_karenina.prompts.common import system_and_user
+from pytest_karenina.prompts.messages import system_and_user
 
 SUFFICIENCY_TASK = "sufficiency_detection"
 """Task id (and PromptConfig field) of this call."""

@@ -108,7 +108,7 @@ def parse_gate_rules(entries: Iterable[str]) -> tuple[GateRule, ...]:
 
 
 @dataclass(frozen=True)
-class GatePolicy:
+class RubricGatePolicy:
     """How traits are gated: the score threshold and the per-trait rules."""
 
     score_threshold: float = DEFAULT_SCORE_THRESHOLD
@@ -227,7 +227,7 @@ def _rule_test(
 def check_traits(
     rubric: VerificationResultRubric | None,
     definitions: Mapping[str, RubricTrait],
-    policy: GatePolicy,
+    policy: RubricGatePolicy,
 ) -> list[TraitCheck]:
     """One :class:`TraitCheck` per trait the result covers, in evaluation order:
     graded traits (``trait_provenance``), then skipped dynamic traits."""

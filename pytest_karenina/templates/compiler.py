@@ -21,12 +21,14 @@ from typing import Any, cast
 
 from pydantic import Field, ValidationError
 
-from pytest_karenina.templates import composition, normalizers, primitives
 from pytest_karenina.templates.base_answer import BaseAnswer
+from pytest_karenina.templates.composition import AllOf, AnyOf, AtLeastN, FieldCheck
 from pytest_karenina.templates.conditional import ConditionalGroundTruth, GroundTruthCase
 from pytest_karenina.templates.errors import TemplateError
 from pytest_karenina.templates.karenina_shim import template_builtins
 from pytest_karenina.templates.modes import template_mode
+from pytest_karenina.templates.normalizers import SynonymMap
+from pytest_karenina.templates.primitives import COMPARISON_PRIMITIVES, TRACE_PRIMITIVES
 from pytest_karenina.templates.probe import probe_instance
 from pytest_karenina.templates.time_limit import (
     DEFAULT_TEMPLATE_TIME_LIMIT,
@@ -66,14 +68,13 @@ def injected_names() -> dict[str, Any]:
         "Any": typing.Any,
         "Literal": typing.Literal,
         "VerifiedField": VerifiedField,
-        "SynonymMap": normalizers.SynonymMap,
+        "SynonymMap": SynonymMap,
         "ConditionalGroundTruth": ConditionalGroundTruth,
         "GroundTruthCase": GroundTruthCase,
     }
-    for cls in (*primitives.COMPARISON_PRIMITIVES, *primitives.TRACE_PRIMITIVES):
+    classes: tuple[type, ...] = (*COMPARISON_PRIMITIVES, *TRACE_PRIMITIVES)
+    for cls in (*classes, AllOf, AnyOf, AtLeastN, FieldCheck):
         names[cls.__name__] = cls
-    for name in ("AllOf", "AnyOf", "AtLeastN", "FieldCheck"):
-        names[name] = getattr(composition, name)
     return names
 
 

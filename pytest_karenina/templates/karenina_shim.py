@@ -15,15 +15,41 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from pytest_karenina.templates import composition, normalizers, primitives
 from pytest_karenina.templates.base_answer import BaseAnswer
+from pytest_karenina.templates.composition import (
+    AllOf,
+    AnyOf,
+    AtLeastN,
+    FieldCheck,
+    evaluate_strategy,
+)
 from pytest_karenina.templates.conditional import ConditionalGroundTruth, GroundTruthCase
+from pytest_karenina.templates.normalizers import (
+    Normalizer,
+    SynonymMap,
+    apply_normalizer,
+    apply_normalizers,
+)
+from pytest_karenina.templates.primitives import (
+    COMPARISON_PRIMITIVES,
+    TRACE_PRIMITIVES,
+    TracePrimitive,
+    VerificationPrimitive,
+)
 from pytest_karenina.templates.verified_field import VerificationMeta, VerifiedField
 
+_NAMED: tuple[Any, ...] = (
+    BaseAnswer, VerifiedField, VerificationMeta, ConditionalGroundTruth, GroundTruthCase,
+    VerificationPrimitive, TracePrimitive, *COMPARISON_PRIMITIVES, *TRACE_PRIMITIVES,
+    AllOf, AnyOf, AtLeastN, FieldCheck, evaluate_strategy,
+    SynonymMap, apply_normalizer, apply_normalizers,
+)  # fmt: skip
+_OBJECTS: dict[str, Any] = {obj.__name__: obj for obj in _NAMED}
+_OBJECTS["Normalizer"] = Normalizer  # a type alias: it has no __name__
 _COMPOSITION = ("AllOf", "AnyOf", "AtLeastN", "FieldCheck", "evaluate_strategy")
 _NORMALIZERS = ("Normalizer", "SynonymMap", "apply_normalizer", "apply_normalizers")
-_COMPARISONS = tuple(cls.__name__ for cls in primitives.COMPARISON_PRIMITIVES)
-_TRACE = tuple(cls.__name__ for cls in primitives.TRACE_PRIMITIVES)
+_COMPARISONS = tuple(cls.__name__ for cls in COMPARISON_PRIMITIVES)
+_TRACE = tuple(cls.__name__ for cls in TRACE_PRIMITIVES)
 _PRIMITIVES = ("VerificationPrimitive", "TracePrimitive", *_COMPARISONS, *_TRACE, *_NORMALIZERS)
 _ENTITIES = (
     "BaseAnswer",
@@ -53,18 +79,7 @@ MODULE_EXPORTS: Mapping[str, Sequence[str]] = {
 
 
 def _vocabulary() -> dict[str, Any]:
-    names: dict[str, Any] = {
-        "BaseAnswer": BaseAnswer,
-        "VerifiedField": VerifiedField,
-        "VerificationMeta": VerificationMeta,
-        "ConditionalGroundTruth": ConditionalGroundTruth,
-        "GroundTruthCase": GroundTruthCase,
-    }
-    for name in _PRIMITIVES:
-        names[name] = getattr(primitives, name, None) or getattr(normalizers, name)
-    for name in _COMPOSITION:
-        names[name] = getattr(composition, name)
-    return names
+    return {name: _OBJECTS[name] for name in _ENTITIES}
 
 
 @functools.cache

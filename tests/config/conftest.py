@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.pipeline.config_rules import ENVIRONMENT
+from pytest_karenina.config.rules import ENVIRONMENT
 
 
 @pytest.fixture(autouse=True)

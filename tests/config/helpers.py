@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.pipeline.config import VerificationConfig
+from pytest_karenina.config.verification import VerificationConfig
 
 CANARY = "sk-canary-7f3e9a1b2c4d"
 """A key that must never show up in text meant for people or files."""

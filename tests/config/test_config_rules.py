@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from pytest_karenina.pipeline.config import ConfigError, UnsupportedFeature, VerificationConfig
-from pytest_karenina.pipeline.config_rules import rule_violations
+from pytest_karenina.config.rules import rule_violations
+from pytest_karenina.config.sections import UnsupportedFeature
+from pytest_karenina.config.verification import ConfigError, VerificationConfig
 from tests.config.helpers import config, model
 
 DEEP_AGENT_JUDGE = model(id="judge", interface="langchain_deep_agents")

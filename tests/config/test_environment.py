@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_karenina.pipeline.config import VerificationConfig
+from pytest_karenina.config.verification import VerificationConfig
 from tests.config.helpers import config, model
 
 ENVIRONMENT_CASES = [

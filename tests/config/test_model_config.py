@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_karenina.llm.model_config import (
+from pytest_karenina.config.model import (
     INTERFACES,
     REVEAL_SECRETS,
     AgentMiddlewareConfig,

@@ -8,12 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.pipeline.config import (
-    DEFAULT_ANSWERING_SYSTEM_PROMPT,
-    ConfigError,
-    VerificationConfig,
-    load_preset,
-)
+from pytest_karenina.config.presets import load_preset
+from pytest_karenina.config.sections import DEFAULT_ANSWERING_SYSTEM_PROMPT, ConfigError
+from pytest_karenina.config.verification import VerificationConfig
 from tests.helpers import DATA
 
 PRESET = DATA / "presets" / "haiku-vs-local-qwen-template-rubric.json"

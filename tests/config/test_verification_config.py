@@ -8,12 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_karenina.llm.model_config import ModelConfig, RetryPolicy
-from pytest_karenina.pipeline.config import (
-    DEFAULT_ANSWERING_SYSTEM_PROMPT,
-    PromptConfig,
-    VerificationConfig,
-)
+from pytest_karenina.config.model import ModelConfig, RetryPolicy
+from pytest_karenina.config.sections import DEFAULT_ANSWERING_SYSTEM_PROMPT, PromptConfig
+from pytest_karenina.config.verification import VerificationConfig
 from tests.config.helpers import config, model
 
 DEFAULTS: dict[str, Any] = {

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_karenina.checkpoint import Benchmark
-from pytest_karenina.llm.model_config import ModelConfig
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ModelReply, ModelRequest, RawModel
 from pytest_karenina.llm.replay import ReplayStore
-from pytest_karenina.pipeline.config import VerificationConfig
-from pytest_karenina.pipeline.llm_setup import LLMFactory, default_adapter
+from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.prompts import AbstentionVerdict, SufficiencyVerdict
 from pytest_karenina.prompts.rubric import BooleanTraitReply, ScoreTraitReply, TraitScoresReply
@@ -160,7 +160,7 @@ def script_abstention(server: OpenAIServer, answer: str, *, detected: bool) -> R
 class CallLog:
     """Records every request that reaches the real adapter: ``(question id, call kind)``.
 
-    Use :meth:`adapter` as ``LLMFactory(adapter_factory=...)``; thread-safe.
+    Use :meth:`adapter` as ``LLMStack(adapter_factory=...)``; thread-safe.
     """
 
     def __init__(self) -> None:
@@ -213,7 +213,7 @@ def run(
     replay: ReplayStore | None = None,
 ) -> VerificationResultSet:
     """``run_verification`` with the call log (and a replay store) wired in."""
-    factory = LLMFactory(config, replay=replay, adapter_factory=log.adapter)
+    factory = LLMStack(config, replay=replay, adapter_factory=log.adapter)
     return run_verification(benchmark, config, question_ids, RUN_NAME, llm=factory)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.llm.model_config import CategoryRetryConfig, RetryPolicy
+from pytest_karenina.config.model import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.results import VerificationResult, VerificationResultSet
 from tests.e2e.cases import CHECKPOINT_CASES, MQ, MULTI, checkpoint
 from tests.e2e.scripting import API_KEY, CallLog, Case, make_config, run, script

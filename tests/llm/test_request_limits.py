@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
+from pytest_karenina.config.model import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.llm.limits import RateLimiter
-from pytest_karenina.llm.model_config import CategoryRetryConfig, RetryPolicy
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
 from pytest_karenina.llm.transport import RetryingModel, TransportError
 from tests.llm import fakes

@@ -7,7 +7,7 @@ from typing import Any
 import openai
 import pytest
 
-from pytest_karenina.llm.model_config import (
+from pytest_karenina.config.model import (
     CategoryRetryConfig,
     RetryPolicy,
 )

@@ -98,8 +98,8 @@ def test_replay_over_retries_records_once(openai_server: OpenAIServer, tmp_path:
 def test_langchain_openai_model_enforces_the_timeout_per_request(
     openai_server: OpenAIServer,
 ) -> None:
+    from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.llm.adapters.langchain_model import LangChainModel
-    from pytest_karenina.llm.model_config import ModelConfig
 
     openai_server.script(Fault.timeout(seconds=30), "On time.")
     config = ModelConfig(

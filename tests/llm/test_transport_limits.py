@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.llm.limits import ConcurrencyLimiter
-from pytest_karenina.llm.model_config import (
+from pytest_karenina.config.model import (
     CategoryRetryConfig,
     RetryPolicy,
     TimeoutEscalationConfig,
 )
+from pytest_karenina.llm.limits import ConcurrencyLimiter
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
 from pytest_karenina.llm.transport import (
     RetryEvent,

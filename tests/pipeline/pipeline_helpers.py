@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.pipeline.config import VerificationConfig
+from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.stage import VerificationStage

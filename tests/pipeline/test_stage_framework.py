@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from pytest_karenina.llm.model_config import ModelConfig
+from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.llm.ports import Usage
 from pytest_karenina.pipeline import (
     ArtifactKeys,

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_karenina.checkpoint import Question
+from pytest_karenina.config.sections import PromptConfig
 from pytest_karenina.llm.ports import ModelRequest
 from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
-from pytest_karenina.pipeline.config import PromptConfig
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import (

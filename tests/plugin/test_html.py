@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.html import render_extras
+from pytest_karenina.plugin.report.html import render_extras
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.e2e.scripting import Case, script
 from tests.plugin.plugin_helpers import (

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from pytest_karenina.collect import CONFIG_KEY
-from pytest_karenina.settings import SETTINGS_KEY
+from pytest_karenina.plugin.run_config import build_config
+from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args
 from tests.support.openai_server import OpenAIServer
 
@@ -46,11 +46,11 @@ def test_each_xdist_worker_gets_its_share(
         "--karenina", str(path), *endpoint_args(openai_server), *LIMITS
     )
     settings = dataclasses.replace(config.stash[SETTINGS_KEY], workers=4)
-    shared = settings.verification_config()
+    shared = build_config(settings)
     assert (shared.max_concurrent_requests, shared.requests_per_minute) == (1, 22.5)
     (model,), _ = shared.stamped_models()
     assert (model.max_concurrent_requests, model.requests_per_minute) == (1, 22.5)
-    alone = dataclasses.replace(settings, workers=1).verification_config()
+    alone = build_config(dataclasses.replace(settings, workers=1))
     assert alone.max_concurrent_requests == 6
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from pytest_karenina import load_checkpoint
-from pytest_karenina.rubrics.callables import CallableTraitError, load_callable, run_callable
-from pytest_karenina.rubrics.deterministic import (
+from pytest_karenina.pipeline.rubric_grading.deterministic import (
     regex_value,
     score_callable_traits,
     score_regex_traits,
 )
-from pytest_karenina.rubrics.outcome import RubricOutcome
+from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
+from pytest_karenina.rubrics.callables import CallableTraitError, load_callable, run_callable
 from pytest_karenina.rubrics.traits import CallableTrait, RegexTrait
 from tests.helpers import DATA
 

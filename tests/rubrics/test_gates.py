@@ -10,9 +10,9 @@ import pytest
 from pytest_karenina.results.rubric import VerificationResultRubric
 from pytest_karenina.rubrics.gates import (
     DEFAULT_SCORE_THRESHOLD,
-    GatePolicy,
     GateRule,
     GateSpecError,
+    RubricGatePolicy,
     TraitCheck,
     check_traits,
     gate_summary,
@@ -48,15 +48,15 @@ def result(names: Iterable[str], **fields: Any) -> VerificationResultRubric:
     )
 
 
-def policy(*entries: str, threshold: float = DEFAULT_SCORE_THRESHOLD) -> GatePolicy:
-    return GatePolicy(score_threshold=threshold, rules=parse_gate_rules(entries))
+def policy(*entries: str, threshold: float = DEFAULT_SCORE_THRESHOLD) -> RubricGatePolicy:
+    return RubricGatePolicy(score_threshold=threshold, rules=parse_gate_rules(entries))
 
 
 def only_check(
-    trait: RubricTrait, gate_policy: GatePolicy | None = None, **fields: Any
+    trait: RubricTrait, gate_policy: RubricGatePolicy | None = None, **fields: Any
 ) -> TraitCheck:
     checks = check_traits(
-        result([trait.name], **fields), definitions(trait), gate_policy or GatePolicy()
+        result([trait.name], **fields), definitions(trait), gate_policy or RubricGatePolicy()
     )
     assert len(checks) == 1
     return checks[0]
@@ -234,7 +234,7 @@ def test_lower_is_better_score_needs_at_most_3(value: int, passed: bool) -> None
 @pytest.mark.parametrize(("value", "passed"), [(3, False), (4, True), (5, True)])
 def test_threshold_three_quarters_needs_4(value: int, passed: bool) -> None:
     # cut = 1 + 0.75 * 4 = 4
-    gate_policy = GatePolicy(score_threshold=0.75)
+    gate_policy = RubricGatePolicy(score_threshold=0.75)
     check = only_check(score(), gate_policy, llm_trait_scores={"Completeness": value})
     assert check.passed is passed
     assert check.bound == ">= 4 (of 1-5)"
@@ -243,7 +243,7 @@ def test_threshold_three_quarters_needs_4(value: int, passed: bool) -> None:
 def test_lower_is_better_at_three_quarters_needs_at_most_2() -> None:
     # cut = 5 - 0.75 * 4 = 2
     trait = score(higher_is_better=False)
-    gate_policy = GatePolicy(score_threshold=0.75)
+    gate_policy = RubricGatePolicy(score_threshold=0.75)
     assert only_check(trait, gate_policy, llm_trait_scores={"Completeness": 2}).passed is True
     assert only_check(trait, gate_policy, llm_trait_scores={"Completeness": 3}).passed is False
 
@@ -290,7 +290,7 @@ def test_literal_metric_template_and_agentic_traits_are_reported_but_not_gated()
         agentic_trait_scores={"Agent": True},
         callable_trait_scores={"CTone": 2},
     )
-    checks = check_traits(rubric, defs, GatePolicy())
+    checks = check_traits(rubric, defs, RubricGatePolicy())
     assert [check.name for check in checks] == ["Tone", "Form", "extraction", "Agent", "CTone"]
     assert all(not check.gated and check.passed is None for check in checks)
     values = {check.name: check.value for check in checks}
@@ -488,7 +488,7 @@ def test_skipped_dynamic_traits_follow_the_graded_ones() -> None:
         llm_trait_scores={"Clarity": True},
         dynamic_rubric_skipped_traits={"Cites": "not relevant", "Ghost": "off topic"},
     )
-    checks = check_traits(rubric, defs, GatePolicy())
+    checks = check_traits(rubric, defs, RubricGatePolicy())
     assert [(c.name, c.kind, c.skipped) for c in checks] == [
         ("Clarity", "llm boolean", None),
         ("Cites", "regex", "not relevant"),
@@ -504,7 +504,7 @@ def test_only_traits_in_provenance_with_a_definition_are_checked() -> None:
         llm_trait_scores={"A": 5, "B": 5, "Unknown": 5},
         trait_provenance={"Unknown": "global", "B": "question_specific"},
     )
-    checks = check_traits(rubric, definitions(a, b), GatePolicy())
+    checks = check_traits(rubric, definitions(a, b), RubricGatePolicy())
     # "A" is not in the provenance and "Unknown" has no definition.
     assert [check.name for check in checks] == ["B"]
 
@@ -515,7 +515,9 @@ def test_checks_follow_provenance_order() -> None:
         llm_trait_scores={"A": 1, "B": 2, "C": 3},
         trait_provenance={"C": "global", "A": "global", "B": "question_specific"},
     )
-    assert [check.name for check in check_traits(rubric, definitions(a, b, c), GatePolicy())] == [
+    assert [
+        check.name for check in check_traits(rubric, definitions(a, b, c), RubricGatePolicy())
+    ] == [
         "C",
         "A",
         "B",
@@ -523,8 +525,8 @@ def test_checks_follow_provenance_order() -> None:
 
 
 def test_no_result_means_no_checks() -> None:
-    assert check_traits(None, definitions(score()), GatePolicy()) == []
-    assert check_traits(VerificationResultRubric(), definitions(score()), GatePolicy()) == []
+    assert check_traits(None, definitions(score()), RubricGatePolicy()) == []
+    assert check_traits(VerificationResultRubric(), definitions(score()), RubricGatePolicy()) == []
 
 
 # --- gate_summary --------------------------------------------------------------------------
@@ -547,7 +549,7 @@ def test_gate_summary_counts_passed_and_gated() -> None:
         trait_errors={"Broken": "judge timed out"},
         dynamic_rubric_skipped_traits={"Extra": "not relevant"},
     )
-    checks = check_traits(rubric, defs, GatePolicy())
+    checks = check_traits(rubric, defs, RubricGatePolicy())
     # Gated: Good (pass), Bad (fail), Broken (unmeasured), Cites (pass); Tone and Extra are not.
     assert gate_summary(checks) == (2, 4)
     assert [c.name for c in checks if c.unmeasured] == ["Broken"]

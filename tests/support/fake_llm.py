@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_karenina.checkpoint import Question
-from pytest_karenina.llm.model_config import ModelConfig
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ModelReply, ModelRequest, Usage
-from pytest_karenina.pipeline.config import VerificationConfig
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.llm_setup import LLMFactory
+from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.run import Task, run_question
 from pytest_karenina.results import VerificationResult
@@ -286,10 +286,10 @@ def fake_config(
     return VerificationConfig(**{**base, **fields})
 
 
-def fake_factory(config: VerificationConfig, fake: FakeLLM) -> LLMFactory:
-    """An ``LLMFactory`` whose every model (answering and judge) is ``fake``; requests are
+def fake_factory(config: VerificationConfig, fake: FakeLLM) -> LLMStack:
+    """An ``LLMStack`` whose every model (answering and judge) is ``fake``; requests are
     recorded with the model config they were sent to (:meth:`FakeLLM.models_for`)."""
-    return LLMFactory(config, adapter_factory=fake.for_model)
+    return LLMStack(config, adapter_factory=fake.for_model)
 
 
 def question(
@@ -315,7 +315,7 @@ def question(
 def run_one(
     item: Question,
     config: VerificationConfig,
-    fake: FakeLLM | LLMFactory,
+    fake: FakeLLM | LLMStack,
     *,
     replicate: int | None = None,
     orchestrator: StageOrchestrator | None = None,
@@ -324,7 +324,7 @@ def run_one(
 ) -> VerificationResult:
     """Run ``item`` with the config's first answering and parsing models (stamped, as a
     benchmark run does) and return its result."""
-    factory = fake if isinstance(fake, LLMFactory) else fake_factory(config, fake)
+    factory = fake if isinstance(fake, LLMStack) else fake_factory(config, fake)
     answering, parsing = (models[0] for models in config.stamped_models())
     result, _ = run_question(
         Task(item, answering, parsing, replicate),

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
 
-    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.config.model import ModelConfig
 
 _IMPORTS = threading.Lock()
 """Serialises model construction across all models: it imports provider packages."""

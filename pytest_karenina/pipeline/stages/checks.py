@@ -9,7 +9,7 @@ from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseCheckStage
-from pytest_karenina.pipeline.stages.common import (
+from pytest_karenina.pipeline.stages.context_queries import (
     abstained,
     config_value,
     prompt_instructions,

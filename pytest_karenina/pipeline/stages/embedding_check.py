@@ -10,7 +10,7 @@ from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.embedding import EMBEDDINGS, EmbeddingUnavailable
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import config_value, judge_label
+from pytest_karenina.pipeline.stages.context_queries import config_value, judge_label
 from pytest_karenina.prompts import equivalence_messages, is_equivalent
 
 logger = logging.getLogger("pytest_karenina.pipeline")

@@ -8,12 +8,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pytest_karenina.pipeline.artifacts import ArtifactKeys
+from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.orchestrator import FINAL_RESULT
 from pytest_karenina.pipeline.retries import ERROR_CATEGORY, RETRY_TALLY, RetryTally
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import config_value
+from pytest_karenina.pipeline.stages.context_queries import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
 from pytest_karenina.results import (
     VerificationResult,

@@ -9,7 +9,7 @@ from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import AI_HEADER, prompt_instructions
+from pytest_karenina.pipeline.stages.context_queries import AI_HEADER, prompt_instructions
 from pytest_karenina.prompts import generation_messages
 
 CACHED_ANSWER = "cached_answer"

@@ -20,19 +20,22 @@ import logging
 from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.rubric_grading.deterministic import (
+    score_callable_traits,
+    score_regex_traits,
+)
+from pytest_karenina.pipeline.rubric_grading.dynamic import AGENTIC_UNSUPPORTED, resolve_dynamic
+from pytest_karenina.pipeline.rubric_grading.llm_traits import JudgeMaterial, LLMTraitGrader
+from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import (
+from pytest_karenina.pipeline.stages.context_queries import (
     config_value,
     evaluation_input,
     judge_label,
     prompt_instructions,
 )
 from pytest_karenina.prompts.rubric_presence import PRESENCE_TASK
-from pytest_karenina.rubrics.deterministic import score_callable_traits, score_regex_traits
-from pytest_karenina.rubrics.dynamic import AGENTIC_UNSUPPORTED, resolve_dynamic
-from pytest_karenina.rubrics.llm_traits import JudgeMaterial, LLMTraitGrader
 from pytest_karenina.rubrics.merge import MergedRubric, merge_rubrics
-from pytest_karenina.rubrics.outcome import RubricOutcome
 from pytest_karenina.rubrics.traits import has_traits
 
 logger = logging.getLogger("pytest_karenina.pipeline")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import template_seconds
+from pytest_karenina.pipeline.stages.context_queries import template_seconds
 from pytest_karenina.templates import TemplateError, compile_template, template_mode
 
 

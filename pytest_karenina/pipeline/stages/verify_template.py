@@ -8,7 +8,11 @@ from typing import Any
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.common import abstained, recursion_limited, template_seconds
+from pytest_karenina.pipeline.stages.context_queries import (
+    abstained,
+    recursion_limited,
+    template_seconds,
+)
 from pytest_karenina.templates import BaseAnswer, evaluate_fields, strategy_label
 from pytest_karenina.templates.composition import template_strategy
 from pytest_karenina.templates.extraction import parsed_gt_response, parsed_llm_response

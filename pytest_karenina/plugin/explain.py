@@ -1,6 +1,6 @@
-"""Item outcomes and their explanations: a false verdict is a failure (VerificationFailed,
-rendered by ``repr_failure``), a pipeline error an error (``explain_error`` text raised in
-setup), both as compact text instead of a traceback."""
+"""Why an item failed or errored, as compact text instead of a traceback: a false verdict
+is a failure (:class:`VerificationFailed`, rendered by ``repr_failure``), a pipeline error an
+error (:func:`explain_error`, raised in setup)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.plugin.verdict import (
+    Verdict,
+    field_rows,
+    overrides,
+    template_deciding_stage,
+)
+
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
-    from pytest_karenina.verdicts import Verdict
+    from pytest_karenina.rubrics.gates import TraitCheck
 
 MAX_VALUE = 60
 MAX_REASONING = 300
@@ -31,8 +38,6 @@ class VerificationFailed(AssertionError):
 
 def explain_verdict(verdict: Verdict, template_code: str) -> str:
     """The template explanation (when there is a template verdict), then failing traits."""
-    from pytest_karenina.verdicts import rubric_explanation
-
     result = verdict.result
     if result.template is not None and result.template.verify_result is not None:
         lines = [explain_result(result, template_code)]
@@ -44,8 +49,6 @@ def explain_verdict(verdict: Verdict, template_code: str) -> str:
 
 def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
     """Why gated rubric traits have no value, per result."""
-    from pytest_karenina.verdicts import trait_line
-
     lines = []
     for verdict in verdicts:
         lines.append("rubric traits that decide the verdict could not be measured:")
@@ -81,83 +84,12 @@ def _models(result: VerificationResult) -> str:
     )
 
 
-def field_rows(result: VerificationResult, template_code: str) -> list[dict[str, Any]]:
-    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)."""
-    template = result.template
-    if template is None:
-        return []
-    expected = template.parsed_gt_response or {}
-    parsed = template.parsed_llm_response or {}
-    outcome = template.field_results or {}
-    primitives = primitive_names(template_code)
-    names = [*outcome] + [n for n in expected if n not in outcome]
-    return [
-        {
-            "field": name,
-            "expected": expected.get(name),
-            "parsed": parsed.get(name),
-            "primitive": primitives.get(name),
-            "passed": outcome.get(name),
-        }
-        for name in names
-    ]
-
-
-def primitive_names(code: str) -> dict[str, str]:
-    """Field -> primitive class name, from the template (compiled classes are cached)."""
-    from pytest_karenina.templates import TemplateError, compile_template
-
-    try:
-        answer_class = compile_template(code)
-    except TemplateError:
-        return {}
-    return {
-        name: type(meta.verify_with).__name__
-        for name, meta in answer_class.verified_fields().items()
-        if meta.verify_with is not None
-    }
-
-
-def overrides(result: VerificationResult) -> list[str]:
-    template = result.template
-    if template is None:
-        return []
-    found = []
-    if template.abstention_override_applied:
-        found.append("abstention detected: verdict forced to false")
-    if template.sufficiency_override_applied:
-        found.append("insufficient response: verdict forced to false")
-    if template.embedding_override_applied:
-        score = template.embedding_similarity_score
-        found.append(f"embedding check rescued the answer (similarity {score:.3f})")
-    return found
-
-
-def deciding_stage(result: VerificationResult) -> str:
-    template = result.template
-    if template is not None:
-        if template.abstention_override_applied:
-            return "AbstentionCheck"
-        if template.sufficiency_override_applied:
-            return "SufficiencyCheck"
-        if template.recursion_limit_reached:
-            return "RecursionLimitAutoFail"
-        if template.embedding_override_applied:
-            return "EmbeddingCheck"
-    failure = result.metadata.failure
-    if failure is None:
-        return "VerifyTemplate"
-    # Failure records name stages in snake case (verify_template); show the class-style name.
-    stage = failure.stage
-    return "".join(part.capitalize() for part in stage.split("_")) if stage.islower() else stage
-
-
 def explain_result(result: VerificationResult, template_code: str) -> str:
     template = result.template
     verdict = template.verify_result if template else None
     granular = template.verify_granular_result if template else None
     score = f", granular score {granular:.2f}" if isinstance(granular, int | float) else ""
-    lines = [f"verify_result {verdict} (decided by {deciding_stage(result)}){score}"]
+    lines = [f"verify_result {verdict} (decided by {template_deciding_stage(result)}){score}"]
     lines.append(f"  {_models(result)}")
     rows = field_rows(result, template_code)
     if rows:
@@ -179,3 +111,30 @@ def explain_result(result: VerificationResult, template_code: str) -> str:
         lines.append(f"  verify() raised: {template.field_verification_error}")
     lines.extend(f"  override: {text}" for text in overrides(result))
     return "\n".join(lines)
+
+
+def trait_line(check: TraitCheck) -> str:
+    """``  trait Clarity (llm score 1-5): 2, needs >= 3 (of 1-5); judge: ...``"""
+    if check.error is not None:
+        text = f"no value ({check.error})"
+    else:
+        text = short(check.value)
+        if check.bound:
+            text += f", needs {check.bound}"
+    line = f"  trait {check.name} ({check.kind}): {text}"
+    if check.reasoning:
+        line += f"; judge: {short(check.reasoning, MAX_REASONING)}"
+    return line
+
+
+def rubric_explanation(verdict: Verdict) -> list[str]:
+    """Lines naming each failing (or unmeasured) gated trait with value, bound and reasoning."""
+    failing, unmeasured = verdict.failing_traits, verdict.unmeasured_traits
+    gated = sum(1 for check in verdict.checks if check.gated)
+    lines: list[str] = []
+    if failing:
+        lines.append(f"  rubric gate: {len(failing)} of {gated} gated traits failed")
+    if unmeasured:
+        lines.append(f"  rubric gate: {len(unmeasured)} of {gated} gated traits have no value")
+    lines.extend(trait_line(check) for check in [*unmeasured, *failing])
+    return lines

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.rubrics.gates import TraitCheck
+
 
 @dataclass
-class Gate:
+class PassRateGate:
     """The ``--karenina-min-pass-rate`` decision."""
 
     threshold: float
@@ -35,17 +39,17 @@ class TraitStats:
     gated: int = 0
     errors: int = 0
 
-    def add(self, check: dict[str, Any]) -> None:
-        value = check.get("value")
-        if check.get("error") is not None:
+    def add(self, check: TraitCheck) -> None:
+        value = check.value
+        if check.error is not None:
             self.errors += 1
         elif isinstance(value, bool | int | float):
             self.values.append(float(value))
         elif isinstance(value, str):
             self.labels[value] += 1
-        if check.get("gated"):
+        if check.gated:
             self.gated += 1
-            self.passed += check.get("passed") is True
+            self.passed += check.passed is True
 
     def describe(self) -> str:
         parts = []
@@ -60,31 +64,33 @@ class TraitStats:
         return "; ".join(parts) or "no values"
 
 
-def _trait_rows(check: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A check, or one row per part of a metric or template-kind trait's value."""
-    value = check.get("value")
-    if not isinstance(value, dict):
-        return [(str(check.get("name")), check)]
+def _trait_rows(check: TraitCheck) -> list[tuple[str, TraitCheck]]:
+    """A check, or one row per part of a metric or template-kind trait's value (and the
+    trait itself, without a value, when it is gated)."""
+    if not isinstance(check.value, dict):
+        return [(check.name, check)]
     rows = [
-        (f"{check.get('name')}.{part}", {**check, "value": v, "gated": False})
-        for part, v in value.items()
+        (f"{check.name}.{part}", dataclasses.replace(check, value=value, gated=False))
+        for part, value in check.value.items()
     ]
-    return rows + ([(str(check.get("name")), {**check, "value": None})] if check["gated"] else [])
+    if check.gated:
+        rows.append((check.name, dataclasses.replace(check, value=None)))
+    return rows
 
 
 @dataclass
 class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
-    payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    payloads: dict[str, ItemPayload] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
-    gate: Gate | None = None
+    gate: PassRateGate | None = None
 
-    def add(self, payload: dict[str, Any]) -> bool:
-        nodeid = str(payload.get("nodeid"))
-        if nodeid in self.payloads:
+    def add(self, payload: ItemPayload) -> bool:
+        """Keep ``payload``; False when its item has reported already."""
+        if payload.nodeid in self.payloads:
             return False
-        self.payloads[nodeid] = payload
+        self.payloads[payload.nodeid] = payload
         return True
 
     def add_skip(self, nodeid: str) -> None:
@@ -96,7 +102,7 @@ class RunSummary:
 
     @property
     def passed(self) -> int:
-        return sum(1 for p in self.payloads.values() if p.get("category") == "pass")
+        return sum(1 for p in self.payloads.values() if p.category is Outcome.PASS)
 
     @property
     def pass_rate(self) -> float | None:
@@ -106,32 +112,31 @@ class RunSummary:
         """Answering model -> (passed, total)."""
         found: dict[str, tuple[int, int]] = {}
         for payload in self.payloads.values():
-            model = str(payload.get("answering_model") or "?")
+            model = payload.answering_model or "?"
             passed, total = found.get(model, (0, 0))
-            found[model] = (passed + (payload.get("category") == "pass"), total + 1)
+            found[model] = (passed + (payload.category is Outcome.PASS), total + 1)
         return found
 
     def rubric_stats(self) -> dict[str, dict[str, TraitStats]]:
         """Answering model -> trait (or trait.part) -> statistics, in first-seen order."""
         found: dict[str, dict[str, TraitStats]] = {}
         for payload in self.payloads.values():
-            model = found.setdefault(str(payload.get("answering_model") or "?"), {})
-            for summary in payload.get("summaries") or []:
-                for check in summary.get("rubric") or []:
-                    if check.get("skipped") is not None:
+            model = found.setdefault(payload.answering_model or "?", {})
+            for summary in payload.summaries:
+                for check in summary.rubric:
+                    if check.skipped is not None:
                         continue
                     for name, row in _trait_rows(check):
-                        stats = model.setdefault(name, TraitStats(str(check.get("kind"))))
-                        stats.add(row)
+                        model.setdefault(name, TraitStats(check.kind)).add(row)
         return {model: traits for model, traits in found.items() if traits}
 
     def categories(self) -> Counter[str]:
-        return Counter(str(p.get("category")) for p in self.payloads.values())
+        return Counter(p.category.value for p in self.payloads.values())
 
     def tokens(self) -> tuple[int, int]:
         return (
-            sum(int(p.get("input_tokens") or 0) for p in self.payloads.values()),
-            sum(int(p.get("output_tokens") or 0) for p in self.payloads.values()),
+            sum(p.input_tokens for p in self.payloads.values()),
+            sum(p.output_tokens for p in self.payloads.values()),
         )
 
     def apply_gate(self, session: pytest.Session, threshold: float | None) -> None:
@@ -140,7 +145,7 @@ class RunSummary:
         if threshold is None or self.total == 0:
             return
         rate = self.pass_rate or 0.0
-        self.gate = Gate(threshold, rate, rate >= threshold)
+        self.gate = PassRateGate(threshold, rate, rate >= threshold)
         status = session.exitstatus
         if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             ok = self.gate.passed
@@ -172,32 +177,3 @@ class RunSummary:
                     terminal.write_line(f"    {name} ({stats.kind}): {stats.describe()}")
         if self.gate is not None:
             terminal.write_line(f"karenina gate: {self.gate.describe()}")
-
-
-def write_junit_gate(path: str, summary: RunSummary) -> None:
-    """Add ``karenina.gate*`` properties to every ``<testsuite>`` of a written JUnit file.
-
-    Suite properties recorded through pytest's fixture do not survive xdist, so the
-    reporting process adds them to the finished file.
-    """
-    gate = summary.gate
-    if gate is None:
-        return
-    try:
-        tree = ET.parse(path)
-    except (OSError, ET.ParseError):
-        return
-    root = tree.getroot()
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    for suite in suites:
-        properties = suite.find("properties")
-        if properties is None:
-            properties = ET.Element("properties")
-            suite.insert(0, properties)
-        for name, value in (
-            ("karenina.gate", "passed" if gate.passed else "failed"),
-            ("karenina.pass_rate", f"{gate.pass_rate:.4f}"),
-            ("karenina.min_pass_rate", f"{gate.threshold:g}"),
-        ):
-            ET.SubElement(properties, "property", name=name, value=value)
-    tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -8,11 +8,14 @@ checkpoint text is escaped: pytest-html inserts cells and html extras with ``inn
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from html import escape
 from typing import Any
 
 import pytest
+
+from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.rubrics.gates import TraitCheck
 
 MAX_VALUE = 200
 COLUMNS = (
@@ -47,7 +50,7 @@ def _mark(passed: Any) -> str:
     return "pass" if passed else '<strong class="karenina-fail">FAIL</strong>'
 
 
-def _fields_table(fields: list[Mapping[str, Any]]) -> str:
+def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{t}</th>" for t in ("field", "expected", "parsed", "primitive", "result"))
     rows = "".join(
         f"<tr><td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
@@ -58,73 +61,71 @@ def _fields_table(fields: list[Mapping[str, Any]]) -> str:
     return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
 
 
-def rubric_cell(payload: Mapping[str, Any]) -> str:
+def rubric_cell(payload: ItemPayload) -> str:
     """``4/5 traits`` (gated traits that passed), or ``3 traits`` when none is gated."""
-    rubric = payload.get("rubric") or {}
-    gated, traits = rubric.get("gated") or 0, rubric.get("traits") or 0
-    if gated:
-        return f"{rubric.get('passed') or 0}/{gated} traits"
-    return f"{traits} traits" if traits else ""
+    rubric = payload.rubric
+    if rubric.gated:
+        return f"{rubric.passed}/{rubric.gated} traits"
+    return f"{rubric.traits} traits" if rubric.traits else ""
 
 
-def _trait_mark(check: Mapping[str, Any]) -> str:
-    if check.get("skipped") is not None:
+def _trait_mark(check: TraitCheck) -> str:
+    if check.skipped is not None:
         return '<span class="karenina-na">skipped</span>'
-    if check.get("error") is not None:
+    if check.error is not None:
         return '<strong class="karenina-error">no value</strong>'
-    if not check.get("gated"):
+    if not check.gated:
         return '<span class="karenina-na">-</span>'
-    return _mark(check.get("passed"))
+    return _mark(check.passed)
 
 
-def _rubric_table(checks: list[Mapping[str, Any]]) -> str:
+def _rubric_table(checks: list[TraitCheck]) -> str:
     titles = ("trait", "kind", "value", "bound", "result", "reasoning")
     head = "".join(f"<th>{title}</th>" for title in titles)
     rows = "".join(
-        f"<tr><td>{_text(check.get('name'))}</td><td>{_text(check.get('kind'))}</td>"
-        f"<td>{_value(check.get('value'))}</td><td>{_text(check.get('bound') or '-')}</td>"
+        f"<tr><td>{_text(check.name)}</td><td>{_text(check.kind)}</td>"
+        f"<td>{_value(check.value)}</td><td>{_text(check.bound or '-')}</td>"
         f"<td>{_trait_mark(check)}</td><td>"
-        f"{_text(check.get('error') or check.get('skipped') or check.get('reasoning') or '')}"
+        f"{_text(check.error or check.skipped or check.reasoning or '')}"
         "</td></tr>"
         for check in checks
     )
     return f'<table class="karenina-rubric"><tr>{head}</tr>{rows}</table>'
 
 
-def _notes(summary: Mapping[str, Any]) -> Iterator[str]:
-    for name, ok in (summary.get("regex") or {}).items():
+def _notes(summary: ResultSummary) -> Iterator[str]:
+    for name, ok in summary.regex.items():
         yield f"regex {_text(name)}: {_mark(bool(ok))}"
-    for text in summary.get("overrides") or []:
+    for text in summary.overrides:
         yield f"override: {_text(text)}"
-    if summary.get("abstention_reasoning"):
-        yield f"abstention: {_text(summary['abstention_reasoning'])}"
-    if summary.get("sufficiency_reasoning"):
-        yield f"sufficiency: {_text(summary['sufficiency_reasoning'])}"
-    if summary.get("error"):
-        yield f'error: <span class="karenina-error">{_text(summary["error"])}</span>'
+    if summary.abstention_reasoning:
+        yield f"abstention: {_text(summary.abstention_reasoning)}"
+    if summary.sufficiency_reasoning:
+        yield f"sufficiency: {_text(summary.sufficiency_reasoning)}"
+    if summary.error:
+        yield f'error: <span class="karenina-error">{_text(summary.error)}</span>'
 
 
-def _result_block(summary: Mapping[str, Any], trace: str | None, label: str | None) -> str:
+def _result_block(summary: ResultSummary, trace: str | None, label: str | None) -> str:
     """One result's details; ``label`` (several results) also shows its category and tokens."""
-    granular = _score(summary.get("granular_score"))
-    head = f"<strong>{label}</strong>{_text(summary.get('category'))}, " if label else ""
+    granular = _score(summary.granular_score)
+    head = f"<strong>{label}</strong>{_text(summary.category)}, " if label else ""
     tokens = (
-        f", tokens {_text(summary.get('input_tokens'))} in / "
-        f"{_text(summary.get('output_tokens'))} out"
+        f", tokens {_text(summary.input_tokens)} in / {_text(summary.output_tokens)} out"
         if label
         else ""
     )
     parts = [
-        f"<p>{head}verify_result {_text(summary.get('verify_result'))} "
-        f"(decided by {_text(summary.get('deciding_stage'))}), "
-        f"parsing {_text(summary.get('parsing_model'))}"
+        f"<p>{head}verify_result {_text(summary.verify_result)} "
+        f"(decided by {_text(summary.deciding_stage)}), "
+        f"parsing {_text(summary.parsing_model)}"
         + (f", granular score {granular}" if granular else "")
         + f"{tokens}</p>"
     ]
-    if summary.get("fields"):
-        parts.append(_fields_table(summary["fields"]))
-    if summary.get("rubric"):
-        parts.append(_rubric_table(summary["rubric"]))
+    if summary.fields:
+        parts.append(_fields_table(summary.fields))
+    if summary.rubric:
+        parts.append(_rubric_table(summary.rubric))
     notes = list(_notes(summary))
     if notes:
         parts.append('<ul class="karenina-notes">' + "".join(f"<li>{n}</li>" for n in notes))
@@ -137,28 +138,30 @@ def _result_block(summary: Mapping[str, Any], trace: str | None, label: str | No
     return '<div class="karenina-result">' + "".join(parts) + "</div>"
 
 
-def _trace(payload: Mapping[str, Any], index: int, summary: Mapping[str, Any]) -> str | None:
-    raw = summary.get("raw_response")
+def _trace(payload: ItemPayload, index: int, summary: ResultSummary) -> str | None:
+    raw = summary.raw_response
     if raw is None:
-        results = payload.get("results") or []
+        results = payload.results
         template = results[index].get("template") if index < len(results) else None
         raw = (template or {}).get("raw_llm_response")
     return str(raw) if raw else None
 
 
-def render_extras(payload: Mapping[str, Any], include_trace: bool) -> str:
-    """The item's extras block (question, verdict, per-result details) as escaped HTML."""
-    replicate = payload.get("replicate")
+def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool) -> str:
+    """The item's extras block (question, verdict, per-result details) as escaped HTML;
+    ``payload`` may also be its JSON form."""
+    if not isinstance(payload, ItemPayload):
+        payload = ItemPayload.from_json(payload)
+    replicate = payload.replicate
     head = (
         f'<p class="karenina-question"><strong>Question </strong>'
-        f"{_text(payload.get('question'))}</p>"
-        f"<p><strong>Verdict </strong>{_text(payload.get('category'))}, "
-        f"answering {_text(payload.get('answering_model'))}"
+        f"{_text(payload.question)}</p>"
+        f"<p><strong>Verdict </strong>{_text(payload.category)}, "
+        f"answering {_text(payload.answering_model)}"
         + (f", replicate {_text(replicate)}" if replicate is not None else "")
-        + f", tokens {_text(payload.get('input_tokens'))} in / "
-        f"{_text(payload.get('output_tokens'))} out</p>"
+        + f", tokens {_text(payload.input_tokens)} in / {_text(payload.output_tokens)} out</p>"
     )
-    summaries = payload.get("summaries") or []
+    summaries = payload.summaries
     blocks = []
     for index, summary in enumerate(summaries):
         label = f"Result {index + 1}/{len(summaries)}: " if len(summaries) > 1 else None
@@ -167,7 +170,7 @@ def render_extras(payload: Mapping[str, Any], include_trace: bool) -> str:
     return '<div class="karenina-extras">' + head + "".join(blocks) + "</div>"
 
 
-def add_extras(report: pytest.TestReport, payload: dict[str, Any], include_trace: bool) -> None:
+def add_extras(report: pytest.TestReport, payload: ItemPayload, include_trace: bool) -> None:
     """Append the item's html extra to ``report.extras`` (created when missing)."""
     from pytest_html import extras  # type: ignore[import-untyped]
 
@@ -191,15 +194,16 @@ class HtmlPlugin:
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         """Always inserts one cell per column (empty without a payload), or rows misalign."""
-        payload = getattr(report, "karenina", None)
-        if not isinstance(payload, dict):
-            payload = {}
-        values = (
-            _text(payload.get("answering_model")),
-            _text(payload.get("category")),
-            _score(payload.get("score")),
-            _text(rubric_cell(payload)),
-        )
+        sent = getattr(report, "karenina", None)
+        payload = ItemPayload.from_json(sent) if isinstance(sent, dict) else None
+        values = ("", "", "", "")
+        if payload is not None:
+            values = (
+                _text(payload.answering_model),
+                _text(payload.category),
+                _score(payload.score),
+                _text(rubric_cell(payload)),
+            )
         for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.rubrics.callables import CallableTraitError, run_callable
-from pytest_karenina.rubrics.outcome import RubricOutcome
 from pytest_karenina.rubrics.traits import CallableTrait, RegexTrait
 
 

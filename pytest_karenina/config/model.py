@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_karenina.llm.model_config_parts import (
+from pytest_karenina.config.model_sections import (
     AgentLimitConfig,
     AgentMiddlewareConfig,
     AgentRuntimeConfig,

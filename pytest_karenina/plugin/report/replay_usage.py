@@ -11,17 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from pytest_karenina.llm.replay import ReplayStore
-    from pytest_karenina.settings import Settings
-
-WORKER_OUTPUT = "karenina_replay"
-COLLECTED_KEY = pytest.StashKey[int]()
-"""How many question items the checkpoint files yielded in this process."""
+from pytest_karenina.llm.replay import ReplayStore, ReplayStoreError
+from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.stash import REPLAY_USAGE_OUTPUT
 
 
 def store_path(settings: Settings) -> Path:
@@ -32,7 +28,7 @@ def store_path(settings: Settings) -> Path:
     return first.with_name(first.stem + ".replay.jsonl")
 
 
-def usage_of(store: ReplayStore, full_selection: bool) -> dict[str, Any]:
+def store_usage(store: ReplayStore, full_selection: bool) -> dict[str, Any]:
     """What one process tells the reporting process (JSON-native, for ``workeroutput``)."""
     return {
         "used": sorted(store.used_keys()),
@@ -42,7 +38,7 @@ def usage_of(store: ReplayStore, full_selection: bool) -> dict[str, Any]:
 
 
 @dataclass(eq=False)  # a plugin object: registered by identity, so hashable
-class ReplayReport:
+class ReplayUsageReport:
     """Adds up the processes' store usage; prunes and summarises at the end."""
 
     config: pytest.Config
@@ -61,7 +57,7 @@ class ReplayReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        usage = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        usage = getattr(node, "workeroutput", {}).get(REPLAY_USAGE_OUTPUT)
         if isinstance(usage, dict):
             self.add(usage)
         else:  # a crashed worker said nothing: what it used is unknown
@@ -69,12 +65,10 @@ class ReplayReport:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from pytest_karenina.llm.replay import ReplayStore, ReplayStoreError
-
         if self.reports == 0:
             return  # nothing ran here or in any worker (e.g. --collect-only)
         path = store_path(self.settings)
-        store = ReplayStore(path, self.settings.replay)  # type: ignore[arg-type]
+        store = ReplayStore(path, self.settings.replay)
         try:
             stored = store.stored_keys()
         except ReplayStoreError as exc:

@@ -26,46 +26,25 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_karenina.llm.model_config import ErrorPatternConfig, ModelConfig, RetryPolicy
-from pytest_karenina.pipeline.config_parts import (
-    DEFAULT_ANSWERING_SYSTEM_PROMPT,
-    DEFAULT_EMBEDDING_MODEL,
-    DEFAULT_EMBEDDING_THRESHOLD,
-    DEFAULT_PARSING_SYSTEM_PROMPT,
-    ConfigError,
-    DeepJudgmentRubricCustomConfig,
-    DeepJudgmentTraitConfig,
-    FewShotConfig,
-    PromptConfig,
-    QuestionFewShotConfig,
-    UnsupportedFeature,
-)
-from pytest_karenina.pipeline.config_preset import load_preset
-from pytest_karenina.pipeline.config_rules import (
+from pytest_karenina.config.choices import EvaluationMode, RubricStrategy
+from pytest_karenina.config.model import ErrorPatternConfig, ModelConfig, RetryPolicy
+from pytest_karenina.config.rules import (
     RUBRIC_MODES,
     prepare_input,
     rule_violations,
     unsupported_features,
 )
+from pytest_karenina.config.sections import (
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_EMBEDDING_THRESHOLD,
+    ConfigError,
+    DeepJudgmentRubricCustomConfig,
+    FewShotConfig,
+    PromptConfig,
+)
 
-__all__ = [
-    "DEFAULT_ANSWERING_SYSTEM_PROMPT",
-    "DEFAULT_EMBEDDING_MODEL",
-    "DEFAULT_EMBEDDING_THRESHOLD",
-    "DEFAULT_PARSING_SYSTEM_PROMPT",
-    "ConfigError",
-    "DeepJudgmentRubricCustomConfig",
-    "DeepJudgmentTraitConfig",
-    "FewShotConfig",
-    "PromptConfig",
-    "QuestionFewShotConfig",
-    "StampedModels",
-    "UnsupportedFeature",
-    "VerificationConfig",
-    "load_preset",
-]
+__all__ = ["StampedModels", "VerificationConfig"]
 
-EvaluationMode = Literal["template_only", "template_and_rubric", "rubric_only"]
 SearchTool = str | Callable[..., Any]
 
 
@@ -109,7 +88,7 @@ class VerificationConfig(BaseModel):
     """Karenina TaskEval: judge existing answers (not supported by pytest-karenina)."""
     rubric_trait_names: list[str] | None = None
     """Only evaluate these rubric traits (None: all)."""
-    rubric_evaluation_strategy: Literal["batch", "sequential"] | None = "batch"
+    rubric_evaluation_strategy: RubricStrategy | None = "batch"
     """LLM rubric traits in one judge call (``batch``) or one call per trait."""
     evaluation_mode: EvaluationMode = "template_only"
     use_full_trace_for_template: bool = False

@@ -1,21 +1,29 @@
-"""Command-line options and their ini twins (imports only pytest and the standard library).
+"""Command-line options and their ini twins.
 
+Imports only pytest, the standard library and the ``Literal`` value sets of
+:mod:`pytest_karenina.config.choices`: every pytest run of the environment loads this.
 Every option but ``--karenina`` is ``--karenina-<name>`` with ``dest`` and ini key
-``karenina_<name>``; CLI defaults are None so that :mod:`pytest_karenina.settings` can tell
-"not given" from a value and apply CLI > ini > preset > defaults.
+``karenina_<name>``; CLI defaults are None so that :mod:`pytest_karenina.plugin.settings`
+can tell "not given" from a value and apply CLI > ini > preset > defaults. An option with
+choices takes them from a ``Literal`` type, the one source of its values.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import pytest
 
-MODES = ("template_only", "template_and_rubric", "rubric_only")
-INTERFACES = ("langchain", "openai_endpoint", "manual")
-REPLAY_MODES = ("off", "record", "replay", "strict")
-HTML_TRACE = ("failed", "all", "none")
-RUBRIC_STRATEGIES = ("batch", "sequential")
+from pytest_karenina.config.choices import (
+    EvaluationMode,
+    ReplayMode,
+    RubricStrategy,
+    SupportedInterface,
+)
+
+HtmlTrace = Literal["failed", "all", "none"]
+"""Which items carry their trace in the pytest-html report."""
 
 
 @dataclass(frozen=True)
@@ -47,13 +55,13 @@ OPTIONS: tuple[Option, ...] = (
         "MODEL",
     ),
     Option("parsing-model", "Judge (parsing) model, same forms (repeatable)", "linelist", "MODEL"),
-    Option("interface", "Model interface", metavar="NAME", choices=INTERFACES),
+    Option("interface", "Model interface", metavar="NAME", choices=get_args(SupportedInterface)),
     Option(
         "endpoint",
         "Base URL of an OpenAI-compatible server (implies openai_endpoint)",
         metavar="URL",
     ),
-    Option("mode", "Evaluation mode", metavar="MODE", choices=MODES),
+    Option("mode", "Evaluation mode", metavar="MODE", choices=get_args(EvaluationMode)),
     Option("replicates", "Runs per question and answering model", metavar="N"),
     Option("abstention", "Detect refusals (abstention check)", "bool", "yes|no"),
     Option(
@@ -71,7 +79,7 @@ OPTIONS: tuple[Option, ...] = (
         "replay",
         "Record/replay of LLM calls (default off; strict when a model's API key is missing)",
         metavar="MODE",
-        choices=REPLAY_MODES,
+        choices=get_args(ReplayMode),
     ),
     Option(
         "replay-store", "Replay store file (default: <checkpoint>.replay.jsonl)", metavar="PATH"
@@ -91,7 +99,7 @@ OPTIONS: tuple[Option, ...] = (
         "html-trace",
         "Traces in the pytest-html report (default failed)",
         metavar="WHICH",
-        choices=HTML_TRACE,
+        choices=get_args(HtmlTrace),
     ),
     Option(
         "include-unfinished",
@@ -128,7 +136,7 @@ OPTIONS: tuple[Option, ...] = (
         "rubric-strategy",
         "LLM rubric traits in one judge call or one call per trait (default batch)",
         metavar="NAME",
-        choices=RUBRIC_STRATEGIES,
+        choices=get_args(RubricStrategy),
     ),
     Option(
         "rubric-gate",

@@ -11,11 +11,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_karenina.collect import QuestionItem
-    from pytest_karenina.llm.model_config import ModelConfig
+    from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.llm.ports import RawModel
     from pytest_karenina.pipeline.stage import VerificationStage
+    from pytest_karenina.plugin.collect import QuestionItem
     from pytest_karenina.results import VerificationResult
+
+
+class StageListError(RuntimeError):
+    """``pytest_karenina_modify_stages`` left a stage list that cannot run (the item errors)."""
 
 
 @pytest.hookspec

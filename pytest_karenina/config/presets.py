@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_karenina.pipeline.config_parts import ConfigError
-
-if TYPE_CHECKING:
-    from pytest_karenina.pipeline.config import VerificationConfig
+from pytest_karenina.config.sections import ConfigError
+from pytest_karenina.config.verification import VerificationConfig
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -37,8 +35,6 @@ def describe_validation_error(err: ValidationError) -> list[str]:
 
 def load_preset(path: str | Path) -> VerificationConfig:
     """The ``VerificationConfig`` stored in the preset file at ``path``."""
-    from pytest_karenina.pipeline.config import VerificationConfig
-
     source = str(path)
     try:
         document: Any = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -1,8 +1,10 @@
-"""pytest entry point (``pytest11`` name ``karenina``).
+"""pytest entry point (``pytest11`` name ``karenina``): bootstrap hooks only.
 
 Imported by every pytest run in an environment where pytest-karenina is installed, so it
-imports nothing but pytest and the standard library; the engine loads only when a checkpoint
-is named (``--karenina`` or the ini ``karenina_checkpoints``).
+imports nothing but pytest, the standard library and the plugin's own light modules
+(options, stash keys, hook specifications). The engine and the role plugins load only when
+a checkpoint is named (``--karenina`` or the ini ``karenina_checkpoints``):
+:func:`pytest_configure` then registers the plugins of this process's role.
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.options import add_options
-
-CHECKPOINTS_KEY = pytest.StashKey[tuple[Path, ...]]()
-"""Resolved paths of the checkpoints to collect (empty: the plugin is inactive)."""
+from pytest_karenina.plugin import hookspecs
+from pytest_karenina.plugin.options import add_options
+from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,8 +23,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from pytest_karenina import hookspecs
-
     pluginmanager.add_hookspecs(hookspecs)
 
 
@@ -53,7 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
     checkpoints = config.stash.get(CHECKPOINTS_KEY, ())
     if not checkpoints:
         return
-    from pytest_karenina.activate import activate
+    # Imported here, not at the top: this loads the engine, which runs without
+    # checkpoints must not pay for.
+    from pytest_karenina.plugin.roles import activate
 
     activate(config, checkpoints)
 
@@ -61,15 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     checkpoints = parent.config.stash.get(CHECKPOINTS_KEY, ())
     if checkpoints and file_path.resolve() in checkpoints:
-        from pytest_karenina.collect import CheckpointFile
+        # Imported here for the same reason as in pytest_configure.
+        from pytest_karenina.plugin.collect import CheckpointFile
 
         return CheckpointFile.from_parent(parent, path=file_path)
     return None
-
-
-def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    if not config.stash.get(CHECKPOINTS_KEY, ()):
-        return None
-    from pytest_karenina.activate import header_lines
-
-    return header_lines(config)

@@ -1,7 +1,7 @@
 """Frozen Settings resolved once from CLI > ini > ``--karenina-config`` preset > defaults.
 
-Settings hold plain values only (xdist workers resolve their own from the same argv), and
-build the run's :class:`~pytest_karenina.pipeline.config.VerificationConfig`.
+Settings hold plain values only (xdist workers resolve their own from the same argv);
+:mod:`.run_config` builds the run's VerificationConfig from them.
 """
 
 from __future__ import annotations
@@ -9,17 +9,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 import pytest
 
-from pytest_karenina.options import OPTIONS, Option, parse_bool
+from pytest_karenina.config.choices import (
+    EvaluationMode,
+    ReplayMode,
+    RubricStrategy,
+    SupportedInterface,
+)
+from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.provider_keys import models_without_keys
+from pytest_karenina.plugin.options import OPTIONS, HtmlTrace, Option, parse_bool
+from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
-if TYPE_CHECKING:
-    from pytest_karenina.pipeline.config import VerificationConfig
-    from pytest_karenina.rubrics.gates import GatePolicy
-
-SETTINGS_KEY = pytest.StashKey["Settings"]()
 DEFAULT_CONCURRENCY = 8
 DEFAULT_PARSING = "openai:gpt-4.1-mini"
 
@@ -33,9 +37,9 @@ class Settings:
     preset: Path | None
     answering_models: tuple[str, ...]
     parsing_models: tuple[str, ...]
-    interface: str | None
+    interface: SupportedInterface | None
     endpoint: str | None
-    mode: str | None
+    mode: EvaluationMode | None
     replicates: int | None
     abstention: bool | None
     sufficiency: bool | None
@@ -44,12 +48,11 @@ class Settings:
     embedding_check_threshold: float | None
     concurrency: int
     """Pipelines run at once per process."""
-    replay: str
-    """off, record, replay or strict."""
+    replay: ReplayMode
     replay_store: Path | None
     results: Path | None
-    html_trace: str
-    """failed, all or none: which items carry their trace in the HTML report."""
+    html_trace: HtmlTrace
+    """Which items carry their trace in the HTML report."""
     include_unfinished: bool
     min_pass_rate: float | None
     replay_chosen: bool = True
@@ -70,8 +73,8 @@ class Settings:
     requests_per_minute: float | None = None
     workers: int = 1
     """xdist workers sharing the request limits (1 without xdist)."""
-    rubric_strategy: str | None = None
-    """batch or sequential (None: the preset's or Karenina's default, batch)."""
+    rubric_strategy: RubricStrategy | None = None
+    """None: the preset's or Karenina's default, batch."""
     rubric_gate: bool = False
     """template_and_rubric: gated rubric traits must pass too."""
     rubric_gates: tuple[str, ...] = ()
@@ -79,7 +82,7 @@ class Settings:
     rubric_score_threshold: float = 0.5
     """Normalised score a score trait needs to pass by default."""
 
-    def rubric_gating(self, mode: str) -> bool:
+    def rubric_gating(self, mode: EvaluationMode) -> bool:
         """Whether rubric traits take part in verdicts under evaluation ``mode``: always in
         rubric_only, in template_and_rubric with --karenina-rubric-gate, never otherwise."""
         return mode == "rubric_only" or (mode == "template_and_rubric" and self.rubric_gate)
@@ -90,8 +93,6 @@ class Settings:
         on every call."""
         if self.replay_chosen:
             return self
-        from pytest_karenina.llm.provider_keys import models_without_keys
-
         answering, parsing = vconfig.stamped_models()
         missing = models_without_keys([*answering, *parsing])
         if not missing:
@@ -103,17 +104,9 @@ class Settings:
         )
         return dataclasses.replace(self, replay="strict", replay_note=note)
 
-    def gate_policy(self) -> GatePolicy:
+    def gate_policy(self) -> RubricGatePolicy:
         """The rubric gate policy (rules were validated when the settings were resolved)."""
-        from pytest_karenina.rubrics.gates import GatePolicy, parse_gate_rules
-
-        return GatePolicy(self.rubric_score_threshold, parse_gate_rules(self.rubric_gates))
-
-    def verification_config(self) -> VerificationConfig:
-        """The VerificationConfig of this run (raises ``pytest.UsageError`` on bad input)."""
-        from pytest_karenina.settings_config import build_config
-
-        return build_config(self)
+        return RubricGatePolicy(self.rubric_score_threshold, parse_gate_rules(self.rubric_gates))
 
 
 def _raw(config: pytest.Config, option: Option) -> Any:
@@ -190,9 +183,9 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         preset=preset,
         answering_models=tuple(raw["answering-model"] or ()),
         parsing_models=tuple(raw["parsing-model"] or ()),
-        interface=raw["interface"],
+        interface=cast("SupportedInterface | None", raw["interface"]),
         endpoint=raw["endpoint"],
-        mode=raw["mode"],
+        mode=cast("EvaluationMode | None", raw["mode"]),
         replicates=number("replicates", int, 1),
         abstention=flag("abstention"),
         sufficiency=flag("sufficiency"),
@@ -200,12 +193,12 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         embedding_check_model=raw["embedding-check-model"],
         embedding_check_threshold=threshold,
         concurrency=number("concurrency", int, 1) or DEFAULT_CONCURRENCY,
-        replay=raw["replay"] or "off",
+        replay=cast("ReplayMode", raw["replay"] or "off"),
         replay_chosen=raw["replay"] is not None,
         replay_prune=bool(flag("replay-prune")),
         replay_store=path("replay-store"),
         results=path("results"),
-        html_trace=raw["html-trace"] or "failed",
+        html_trace=cast("HtmlTrace", raw["html-trace"] or "failed"),
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
         llm_timeout=number("llm-timeout", float, 0.001),
@@ -215,7 +208,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         max_concurrent_requests=number("max-concurrent-requests", int, 1),
         requests_per_minute=number("requests-per-minute", float, 0.001),
         workers=_xdist_workers(config),
-        rubric_strategy=raw["rubric-strategy"],
+        rubric_strategy=cast("RubricStrategy | None", raw["rubric-strategy"]),
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
@@ -240,8 +233,6 @@ def _xdist_workers(config: pytest.Config) -> int:
 def _check_gate_rules(rules: tuple[str, ...]) -> None:
     if not rules:
         return
-    from pytest_karenina.rubrics.gates import GateSpecError, parse_gate_rules
-
     try:
         parse_gate_rules(rules)
     except GateSpecError as exc:

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 
-from pytest_karenina.llm.model_config import ModelConfig
-from pytest_karenina.pipeline.config_parts import (
+from pytest_karenina.config.choices import SupportedInterface
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.sections import (
     DEFAULT_ANSWERING_SYSTEM_PROMPT,
     UnsupportedFeature,
 )
 
 if TYPE_CHECKING:
-    from pytest_karenina.pipeline.config import VerificationConfig
+    from pytest_karenina.config.verification import VerificationConfig
 
 RUBRIC_MODES = ("template_and_rubric", "rubric_only")
-SUPPORTED_INTERFACES = ("langchain", "openai_endpoint", "manual")
+SUPPORTED_INTERFACES: tuple[SupportedInterface, ...] = get_args(SupportedInterface)
 PROVIDER_INTERFACES = ("langchain", "langchain_deep_agents")
 DEEP_AGENT_INTERFACES = ("claude_agent_sdk", "langchain_deep_agents")
 SHORTCUTS = {

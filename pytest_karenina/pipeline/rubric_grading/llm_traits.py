@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from pytest_karenina.llm.ports import ChatMessage, StructuredPort
 from pytest_karenina.llm.replay import ReplayMiss
+from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.prompts.rubric import (
     BATCH_TASK,
     SINGLE_TASK,
@@ -46,7 +47,6 @@ from pytest_karenina.prompts.rubric_template import (
     template_reply_model,
 )
 from pytest_karenina.rubrics.metrics import BUCKETS, confusion_metrics, dedupe
-from pytest_karenina.rubrics.outcome import RubricOutcome
 from pytest_karenina.rubrics.scoring import (
     MISSING_LABEL,
     TraitValueError,

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pytest_karenina.llm.ports import LLMCallError, StructuredPort
 from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.llm.transport import TransportError
+from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.prompts.rubric_presence import PresenceReply, presence_messages
 from pytest_karenina.rubrics.merge import DYNAMIC, MergedRubric
-from pytest_karenina.rubrics.outcome import RubricOutcome
 from pytest_karenina.rubrics.traits import Rubric
 
 ABSENT = "concept not present in the response"

@@ -1,4 +1,4 @@
-"""Turn :class:`~pytest_karenina.settings.Settings` into a VerificationConfig.
+"""The run's VerificationConfig, built from the plugin's :class:`~.settings.Settings`.
 
 Model strings: with ``--karenina-endpoint`` (or interface ``openai_endpoint``) a string is the
 server's model name as is (``llama3:8b``); with interface ``manual`` it is the JSON file of
@@ -10,19 +10,18 @@ preset's parsing models are used, else the answering models judge their own answ
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from pytest_karenina.llm.model_config import ModelConfig, RetryPolicy
-    from pytest_karenina.pipeline.config import VerificationConfig
-    from pytest_karenina.settings import Settings
+from pytest_karenina.config.model import ModelConfig, RetryPolicy
+from pytest_karenina.config.presets import load_preset
+from pytest_karenina.config.sections import ConfigError
+from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.plugin.settings import Settings
 
 
 def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> ModelConfig:
-    from pytest_karenina.llm.model_config import ModelConfig
-
     if text in known:
         return known[text]
     interface = settings.interface or ("openai_endpoint" if settings.endpoint else "langchain")
@@ -50,8 +49,6 @@ def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> Mode
 
 
 def _base(settings: Settings) -> VerificationConfig | None:
-    from pytest_karenina.pipeline.config import ConfigError, load_preset
-
     if settings.preset is None:
         return None
     try:
@@ -61,9 +58,8 @@ def _base(settings: Settings) -> VerificationConfig | None:
 
 
 def build_config(settings: Settings) -> VerificationConfig:
-    """The run's config: the preset (if any) with every option given on top."""
-    from pytest_karenina.pipeline.config import ConfigError, VerificationConfig
-
+    """The run's config: the preset (if any) with every option given on top (raises
+    ``pytest.UsageError`` on bad input)."""
     base = _base(settings)
     known: dict[str, ModelConfig] = {}
     if base is not None:
@@ -132,8 +128,6 @@ def _request_limits(settings: Settings, values: dict[str, Any]) -> dict[str, Any
     A worker gets ``limit // workers`` concurrent requests (at least 1) and
     ``rate / workers`` requests a minute, so ``-n N`` keeps the provider's load at the limit.
     """
-    from pytest_karenina.llm.model_config import RetryPolicy
-
     workers = settings.workers
 
     def share_slots(limit: int | None) -> int | None:

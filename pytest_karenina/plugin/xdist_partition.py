@@ -1,47 +1,45 @@
 """A static partition under pytest-xdist, so every worker knows its items in advance.
 
 With ``-n N`` (``--dist load``, the default) the controller sends item ``i`` of the common
-collection to worker ``gw{i % N}`` all at once; each worker queues exactly those pipelines
-when its run loop starts and so runs them concurrently, and no question runs twice. Other
-``--dist`` modes keep xdist's own scheduling; their workers then run each item's pipeline
-when the item starts (correct, but without look-ahead).
+collection to the worker with partition index ``i % N``, all at once, and tells each worker
+its index through ``workerinput``; each worker queues exactly those pipelines when its run
+loop starts and so runs them concurrently, and no question runs twice. Other ``--dist``
+modes keep xdist's own scheduling; their workers, and replacements of crashed workers, run
+each item's pipeline when the item starts (correct, but without look-ahead).
+
+Only xdist's hooks and its documented ``workerinput`` are used; the scheduler extends
+``xdist.scheduler.LoadScheduling``, so pyproject pins ``pytest-xdist<4``.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
-_WORKER = re.compile(r"gw(\d+)$")
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.stash import PARTITION_INPUT
+
+ItemT = TypeVar("ItemT", bound=pytest.Item)
 
 
-def worker_slot() -> tuple[int, int] | None:
-    """``(index, count)`` of this xdist worker from xdist's environment, else None."""
-    match = _WORKER.match(os.environ.get("PYTEST_XDIST_WORKER", ""))
-    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-    if match is None or not count.isdigit():
-        return None
-    return int(match.group(1)), int(count)
+def partition_index(workerinput: dict[str, Any]) -> int | None:
+    """A worker's index in the partition, or None when it has no share of its own."""
+    index = workerinput.get(PARTITION_INPUT)
+    return index if isinstance(index, int) else None
 
 
-def partitioned(config: pytest.Config) -> bool:
-    """Whether this worker's controller uses :class:`PartitionScheduling`."""
-    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
-    return bool(workerinput and workerinput.get("karenina_partition"))
-
-
-def worker_share(config: pytest.Config, items: Sequence[pytest.Item]) -> list[pytest.Item]:
+def worker_share(config: pytest.Config, items: Sequence[ItemT]) -> list[ItemT]:
     """The items this process will run, as far as it can know in advance."""
-    if getattr(config, "workerinput", None) is None:
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is None:
         return list(items)
-    slot = worker_slot()
-    if slot is None or not partitioned(config) or slot[0] >= slot[1]:
-        return []  # a restarted worker or another --dist mode: no look-ahead
-    index, count = slot
+    index = partition_index(workerinput)
+    if index is None:
+        return []  # a replacement worker or another --dist mode: no look-ahead
+    count = int(workerinput["workercount"])
     return [item for position, item in enumerate(items) if position % count == index]
 
 
@@ -49,8 +47,8 @@ def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 
     class PartitionScheduling(LoadScheduling):  # type: ignore[misc]
-        """Item ``i`` to worker ``gw{i % N}``, sent at once; a crashed worker's unstarted
-        items go to the workers still running (or to a replacement)."""
+        """Item ``i`` to the worker of partition index ``i % N``, sent at once; a crashed
+        worker's unstarted items go to the workers still running (or to a replacement)."""
 
         def schedule(self) -> None:
             assert self.collection_is_completed
@@ -65,8 +63,7 @@ def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
             self.collection = collection
             count = self.numnodes
             for node in self.nodes:
-                match = _WORKER.match(node.gateway.id)
-                index = int(match.group(1)) if match else 0
+                index = partition_index(node.workerinput)
                 share = [i for i in range(len(collection)) if i % count == index]
                 if share:
                     self.node2pending[node].extend(share)
@@ -91,28 +88,31 @@ def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 class XdistControllerPlugin:
-    """Registered on the xdist controller: the partition scheduler and its flag to workers."""
+    """Registered on the xdist controller: the partition scheduler, each worker's partition
+    index, and crashed items as errors."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
+        self.settings = settings
         self.enabled = config.getoption("dist", "load") == "load"
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A question whose worker died is an error of that item (infrastructure, not a wrong
         answer), counted as ``error:worker_crashed`` in the summary and the pass rate."""
-        from pytest_karenina.settings import SETTINGS_KEY
-
-        checkpoints = self.config.stash[SETTINGS_KEY].checkpoints
+        checkpoints = self.settings.checkpoints
         if (self.config.rootpath / crashitem.split("::")[0]).resolve() not in checkpoints:
             return
         report.when = "setup"
-        report.karenina = {  # type: ignore[attr-defined]
-            "nodeid": crashitem, "category": "error:worker_crashed", "answering_model": None,
-            "summaries": [], "results": [], "input_tokens": 0, "output_tokens": 0,
-        }  # fmt: skip
+        report.karenina = ItemPayload.worker_crashed(crashitem).to_json()  # type: ignore[attr-defined]
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput["karenina_partition"] = self.enabled
+        """The first ``workercount`` workers (gw0, gw1, ...) get their index; replacements
+        of crashed workers (higher ids) get none."""
+        worker_id = str(node.workerinput["workerid"])
+        index = int(worker_id.removeprefix("gw")) if worker_id.startswith("gw") else None
+        count = int(node.workerinput["workercount"])
+        in_partition = self.enabled and index is not None and index < count
+        node.workerinput[PARTITION_INPUT] = index if in_partition else None
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         return make_partition_scheduler(config, log) if self.enabled else None

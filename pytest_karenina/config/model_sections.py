@@ -1,4 +1,4 @@
-"""The small models a :class:`~pytest_karenina.llm.model_config.ModelConfig` is built from.
+"""The small models a :class:`~pytest_karenina.config.model.ModelConfig` is built from.
 
 ``RetryPolicy`` (Karenina's per-error-category retry budgets, spec 4.5) and
 ``ErrorPatternConfig`` are fully typed. The agent models (``AgentMiddlewareConfig``,

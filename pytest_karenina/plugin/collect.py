@@ -4,28 +4,41 @@ replicate, in file order (xdist workers must collect identically)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from pytest_karenina.outcomes import VerificationFailed, explain_error, explain_unmeasured
-from pytest_karenina.settings import SETTINGS_KEY
+from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoint
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.pipeline.run import replicate_numbers
+from pytest_karenina.plugin.explain import (
+    VerificationFailed,
+    explain_error,
+    explain_unmeasured,
+)
+from pytest_karenina.plugin.hookspecs import StageListError
+from pytest_karenina.plugin.report.junit import user_properties
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.stash import (
+    COLLECTED_KEY,
+    CONFIG_KEY,
+    GATE_POLICY_KEY,
+    PREFETCHER_KEY,
+    SETTINGS_KEY,
+)
+from pytest_karenina.plugin.verdict import Outcome, Verdict, decide_verdicts, trait_definitions
+from pytest_karenina.results import VerificationResult
+from pytest_karenina.rubrics.traits import Rubric, has_traits
 
-if TYPE_CHECKING:
-    from pytest_karenina.checkpoint import Question
-    from pytest_karenina.llm.model_config import ModelConfig
-    from pytest_karenina.pipeline.config import VerificationConfig
-    from pytest_karenina.results import VerificationResult
-    from pytest_karenina.rubrics.gates import GatePolicy
-    from pytest_karenina.rubrics.traits import Rubric
-    from pytest_karenina.verdicts import Verdict
-
-CONFIG_KEY = pytest.StashKey["VerificationConfig"]()
-POLICY_KEY = pytest.StashKey["GatePolicy"]()
 UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
 NO_VERDICT = "no verdict: the evaluation mode decided nothing for this item"
+NO_GATED_TRAITS = (
+    "no verdict: rubric_only and no gated rubric trait "
+    "(gate literal or metric traits with karenina_rubric_gates)"
+)
 _SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -41,28 +54,30 @@ def question_slug(question_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class Variant:
-    """Which answering model and replicate an item runs."""
+class ModelReplicate:
+    """The answering model and replicate an item runs, and the ``[label]`` of its name
+    (None when the run has a single combination)."""
 
     answering: ModelConfig
+    answering_index: int
+    """Position of the model in the config's answering models."""
     replicate: int | None
     label: str | None
 
 
-def variants(config: VerificationConfig) -> list[Variant]:
-    from pytest_karenina.pipeline.run import replicate_numbers
-
+def model_replicates(config: VerificationConfig) -> list[ModelReplicate]:
+    """Every answering model x replicate of the run, in that order."""
     answering, _ = config.stamped_models()
     replicates = replicate_numbers(config)
     several = len(answering) * len(replicates) > 1
     found = []
-    for model in answering:
+    for index, model in enumerate(answering):
         name = slug(model.id or model.model_name or "model", 40)
         for replicate in replicates:
             label = None
             if several:
                 label = name if replicate is None else f"{name}-r{replicate}"
-            found.append(Variant(model, replicate, label))
+            found.append(ModelReplicate(model, index, replicate, label))
     return found
 
 
@@ -70,17 +85,12 @@ class CheckpointFile(pytest.File):
     """A Karenina checkpoint named by ``--karenina`` (or the ini ``karenina_checkpoints``)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_karenina.checkpoint import CheckpointError, load_checkpoint
-
-        config = self.config.stash[CONFIG_KEY]
         try:
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
-        from pytest_karenina.replay_report import COLLECTED_KEY
-
         seen: dict[str, int] = {}
-        combinations = variants(config)
+        combinations = model_replicates(self.config.stash[CONFIG_KEY])
         stash = self.config.stash
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
             combinations
@@ -90,35 +100,35 @@ class CheckpointFile(pytest.File):
             base = question_slug(question.id)
             seen[base] = seen.get(base, 0) + 1
             name = base if seen[base] == 1 else f"{base}-{seen[base]}"
-            for variant in combinations:
-                full = name if variant.label is None else f"{name}[{variant.label}]"
+            for combination in combinations:
+                full = name if combination.label is None else f"{name}[{combination.label}]"
                 # An explicit nodeid: pytest 9.2 mis-caches ids of custom items whose name
                 # holds "[" (pytest-dev/pytest#15045), which breaks --lf.
                 yield QuestionItem.from_parent(
                     self, name=full, nodeid=f"{self.nodeid}::{full}",
-                    question=question, variant=variant, rubrics=rubrics,
+                    question=question, model_replicate=combination, rubrics=rubrics,
                 )  # fmt: skip
 
 
 class QuestionItem(pytest.Item):
-    """One question x answering model x replicate; its pipeline runs in the scheduler."""
+    """One question x answering model x replicate; its pipeline runs in the prefetcher."""
 
     def __init__(
         self,
         *,
         question: Question,
-        variant: Variant,
+        model_replicate: ModelReplicate,
         rubrics: tuple[Rubric | None, Rubric | None] = (None, None),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.question = question
-        self.variant = variant
+        self.model_replicate = model_replicate
         self.global_rubric, self.dynamic_rubric = rubrics
         self.add_marker("karenina")
         self.extra_keyword_matches.update(question.keywords)
-        if variant.answering.id:
-            self.extra_keyword_matches.add(variant.answering.id)
+        if model_replicate.answering.id:
+            self.extra_keyword_matches.add(model_replicate.answering.id)
         self.runnable = question.finished or self.config.stash[SETTINGS_KEY].include_unfinished
         if not self.runnable:
             self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
@@ -128,8 +138,6 @@ class QuestionItem(pytest.Item):
     @property
     def has_rubric(self) -> bool:
         """Whether the question has rubric traits (global, its own or dynamic)."""
-        from pytest_karenina.rubrics.traits import has_traits
-
         return has_traits(self.global_rubric, self.question.rubric, self.dynamic_rubric)
 
     def setup(self) -> None:
@@ -139,12 +147,8 @@ class QuestionItem(pytest.Item):
         ``pytest.fail(pytrace=False)`` because pytest renders setup errors itself (not
         through ``repr_failure``): this keeps them to the explanation.
         """
-        from pytest_karenina.payload import user_properties
-        from pytest_karenina.scheduler import StageListError, scheduler_of
-        from pytest_karenina.verdicts import RUBRIC_ERROR, judge, trait_definitions
-
         try:
-            self.results = scheduler_of(self.config).result_of(self)
+            self.results = self.config.stash[PREFETCHER_KEY].result_of(self)
         except StageListError as exc:
             pytest.fail(str(exc), pytrace=False)
         for result in self.results:
@@ -154,33 +158,34 @@ class QuestionItem(pytest.Item):
         )
         mode = self.config.stash[CONFIG_KEY].evaluation_mode
         gating = self.config.stash[SETTINGS_KEY].rubric_gating(mode)
-        self.verdicts = judge(self.results, definitions, self._gate_policy(), gating)
+        policy = self.config.stash[GATE_POLICY_KEY]
+        self.verdicts = decide_verdicts(self.results, definitions, policy, gating)
         self.user_properties.extend(user_properties(self.verdicts))
         errors = [
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
         if errors:
             pytest.fail(explain_error(errors), pytrace=False)
-        unmeasured = [v for v in self.verdicts if v.category == RUBRIC_ERROR]
+        unmeasured = [v for v in self.verdicts if v.category is Outcome.RUBRIC_ERROR]
         if unmeasured:
             pytest.fail(explain_unmeasured(unmeasured), pytrace=False)
 
-    def _gate_policy(self) -> GatePolicy:
-        policy = self.config.stash.get(POLICY_KEY, None)
-        if policy is None:
-            policy = self.config.stash[POLICY_KEY] = self.config.stash[SETTINGS_KEY].gate_policy()
-        return policy
-
     def runtest(self) -> None:
-        from pytest_karenina.verdicts import NO_GATED_TRAITS
-
         categories = [verdict.category for verdict in self.verdicts]
-        if any(category not in ("pass", "no_verdict") for category in categories):
+        if any(category not in (Outcome.PASS, Outcome.NO_VERDICT) for category in categories):
             raise VerificationFailed(self.verdicts, self.question.template_code)
-        if not categories or "no_verdict" in categories:
+        if not categories or Outcome.NO_VERDICT in categories:
             rubric_only = self.config.stash[CONFIG_KEY].evaluation_mode == "rubric_only"
-            reason = NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT
-            pytest.skip(reason)
+            pytest.skip(NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT)
+
+    def payload(self, include_trace: bool) -> ItemPayload:
+        """What the reports learn about this item (after setup decided its verdicts)."""
+        return ItemPayload.of_verdicts(
+            nodeid=self.nodeid, question_id=self.question.id, question_text=self.question.text,
+            answering_model=self.model_replicate.answering.id or "",
+            replicate=self.model_replicate.replicate, template_code=self.question.template_code,
+            verdicts=self.verdicts, include_trace=include_trace,
+        )  # fmt: skip
 
     def repr_failure(
         self,
@@ -194,3 +199,8 @@ class QuestionItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         # A line is required where pytest reports a skip at the item (skip marks).
         return self.path, 0, f"question {self.name}"
+
+
+def question_items(items: Sequence[pytest.Item]) -> list[QuestionItem]:
+    """The question items among ``items``, in order."""
+    return [item for item in items if isinstance(item, QuestionItem)]

@@ -1,0 +1,22 @@
+"""The value sets of configuration choices, as ``Literal`` types.
+
+One source for each set: the config models type their fields with these, and the pytest
+plugin's options take their ``choices`` from them. Imports only :mod:`typing`, because the
+plugin declares its options in every pytest run of an environment.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+EvaluationMode = Literal["template_only", "template_and_rubric", "rubric_only"]
+"""What decides a result: the answer template, the template and rubrics, or rubrics only."""
+
+RubricStrategy = Literal["batch", "sequential"]
+"""LLM rubric traits in one judge call, or one call per trait."""
+
+ReplayMode = Literal["off", "record", "replay", "strict"]
+"""Record/replay of LLM calls: strict replays only and never opens a connection."""
+
+SupportedInterface = Literal["langchain", "openai_endpoint", "manual"]
+"""The model interfaces pytest-karenina runs (Karenina names more; see ``ModelConfig``)."""

@@ -1,0 +1,153 @@
+"""The run's LLM layer, assembled in one place: adapter -> limits and retries ->
+record/replay -> the chat and structured ports stages call.
+
+One :class:`LLMStack` per run stamps the configured models once and builds each model's
+raw stack once, on its first use, shared by every thread: connection pools, concurrency
+caps, pacing and the replay store are shared too. Per question, the pipeline only names
+the question on the ports of its model pair (:meth:`ModelPairLLMs.for_question`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.adapters.langchain_model import LangChainModel
+from pytest_karenina.llm.adapters.manual_model import ManualModel
+from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
+from pytest_karenina.llm.ports import RawModel
+from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
+from pytest_karenina.llm.service import LLMService
+from pytest_karenina.llm.transport import RetryingModel
+from pytest_karenina.pipeline.retries import record_retry
+
+AdapterFactory = Callable[[ModelConfig], RawModel]
+"""Builds the raw model for a model config (a hook for custom adapters)."""
+
+
+def default_adapter(model: ModelConfig) -> RawModel:
+    """The built-in adapter for ``model.interface``."""
+    if model.interface == "manual":
+        traces = model.manual_traces
+        if isinstance(traces, str | Path):
+            return ManualModel.from_file(traces)
+        if isinstance(traces, Mapping):
+            return ManualModel(traces)
+        raise ValueError("a manual model needs manual_traces: a JSON file path or a mapping")
+    return LangChainModel(model)
+
+
+def model_secrets(model: ModelConfig) -> list[str]:
+    """The secret values of ``model`` (to keep them out of logs and recordings)."""
+    values = [model.endpoint_api_key, model.anthropic_api_key]
+    return [secret.get_secret_value() for secret in values if secret is not None]
+
+
+@dataclass(frozen=True)
+class ModelPairLLMs:
+    """The ports of one answering model x parsing model pair.
+
+    ``answering``: the model under test; ``judge``: the parsing model (native structured
+    output where the interface has it); ``judge_checks``: the parsing model at temperature
+    0, for abstention and sufficiency checks.
+    """
+
+    answering: LLMService
+    judge: LLMService
+    judge_checks: LLMService
+
+    def for_question(self, question_id: str) -> ModelPairLLMs:
+        """The same ports, naming ``question_id`` in their requests (errors and replay)."""
+        return ModelPairLLMs(
+            self.answering.for_question(question_id),
+            self.judge.for_question(question_id),
+            self.judge_checks.for_question(question_id),
+        )
+
+
+class LLMStack:
+    """Builds, caches and hands out the LLM ports of one run.
+
+    :attr:`answering_models` and :attr:`parsing_models` are the config's models, stamped
+    once; tasks built from them find their ports by identity. A model the stack did not
+    stamp (a hand-built task) gets the raw stack of an equal model, built once.
+    """
+
+    def __init__(
+        self,
+        config: VerificationConfig,
+        *,
+        replay: ReplayStore | None = None,
+        adapter_factory: AdapterFactory | None = None,
+    ) -> None:
+        self.config = config
+        self.replay = replay if replay is not None and replay.mode != "off" else None
+        self.adapter_factory = adapter_factory or default_adapter
+        self.answering_models, self.parsing_models = config.stamped_models()
+        self._lock = threading.Lock()
+        self._raw: dict[str, RawModel] = {}
+        # Keyed by the ids of the two models; the entry holds both models, so the ids stay
+        # theirs for as long as the entry exists.
+        self._pairs: dict[tuple[int, int], tuple[ModelConfig, ModelConfig, ModelPairLLMs]] = {}
+
+    def pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
+        """The ports of ``answering`` x ``parsing`` (built on first use)."""
+        key = (id(answering), id(parsing))
+        entry = self._pairs.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._pairs.get(key)
+                if entry is None:
+                    entry = (answering, parsing, self._build_pair(answering, parsing))
+                    self._pairs[key] = entry
+        return entry[2]
+
+    def _build_pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
+        native = parsing.interface in ("langchain", "openai_endpoint")
+        at_zero = parsing.model_copy(update={"temperature": 0.0})
+        return ModelPairLLMs(
+            answering=LLMService(self._raw_for(answering), native_structured=False),
+            judge=LLMService(self._raw_for(parsing), native_structured=native),
+            judge_checks=LLMService(self._raw_for(at_zero), native_structured=native),
+        )
+
+    def _raw_for(self, model: ModelConfig) -> RawModel:
+        """The shared raw stack of ``model`` (called with the lock held)."""
+        key = model.model_dump_json(exclude={"manual_traces"})
+        stack = self._raw.get(key)
+        if stack is None:
+            stack = self._raw[key] = self._build_raw(model)
+        return stack
+
+    def _build_raw(self, model: ModelConfig) -> RawModel:
+        adapter = self.adapter_factory(model)
+        # Manual answers are local already, and they depend on the question id,
+        # which is not part of a replay key.
+        replay = self.replay if model.interface != "manual" else None
+        if replay is not None:
+            replay.add_secrets(model_secrets(model))
+            if replay.mode == "strict":
+                # No transport at all: strict replay cannot open a connection, and a miss
+                # is a ReplayMiss naming the question and the call kind.
+                return ReplayingModel(None, replay, identity=adapter.replay_identity)
+        limit = model.max_concurrent_requests or self.config.max_concurrent_requests
+        rate = model.requests_per_minute or self.config.requests_per_minute
+        stack: RawModel = RetryingModel(
+            adapter,
+            model.retry_policy,
+            timeout=model.request_timeout,
+            max_total_seconds=self.config.max_call_seconds,
+            limiter=ConcurrencyLimiter(limit),
+            rate_limiter=RateLimiter(rate),
+            secrets=model_secrets(model),
+            on_retry=record_retry,
+        )
+        return ReplayingModel(stack, replay) if replay is not None else stack
+
+    def stats(self) -> dict[str, Any]:
+        return self.replay.stats() if self.replay is not None else {}

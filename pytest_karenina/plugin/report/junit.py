@@ -1,0 +1,77 @@
+"""JUnit XML: scalar ``karenina.*`` properties per item, and the pass-rate gate per suite."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from pytest_karenina.plugin.report.payload import tokens
+from pytest_karenina.plugin.report.summary import PassRateGate
+from pytest_karenina.plugin.verdict import Verdict
+from pytest_karenina.rubrics.gates import gate_summary
+
+
+def rubric_properties(verdict: Verdict) -> list[tuple[str, object]]:
+    """``karenina.rubric.<trait>`` (metric and template-kind traits: one per part) and
+    ``karenina.rubric_gates`` (passed/gated) when traits are gated."""
+    found: list[tuple[str, object]] = []
+    for check in verdict.checks:
+        if check.skipped is not None:
+            continue
+        key = f"karenina.rubric.{check.name}"
+        if isinstance(check.value, dict):
+            found.extend((f"{key}.{part}", value) for part, value in check.value.items())
+        else:
+            found.append((key, check.value))
+    passed, gated = gate_summary(verdict.checks)
+    if gated:
+        found.append(("karenina.rubric_gates", f"{passed}/{gated}"))
+    return found
+
+
+def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
+    """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
+    if not verdicts:
+        return []
+    results = [verdict.result for verdict in verdicts]
+    result = results[0]
+    template = result.template
+    granular = template.verify_granular_result if template else None
+    found: list[tuple[str, object]] = [
+        ("karenina.question_id", result.metadata.question_id),
+        ("karenina.verify_result", template.verify_result if template else None),
+        ("karenina.granular_score", granular if isinstance(granular, int | float) else None),
+        ("karenina.answering_model", result.metadata.answering.model_name),
+        ("karenina.parsing_model", ",".join(r.metadata.parsing.model_name for r in results)),
+        ("karenina.category", verdicts[0].category.value),
+        ("karenina.input_tokens", sum(tokens(r)[0] for r in results)),
+        ("karenina.output_tokens", sum(tokens(r)[1] for r in results)),
+        *rubric_properties(verdicts[0]),
+    ]
+    return [(name, "" if value is None else value) for name, value in found]
+
+
+def write_gate_properties(path: str, gate: PassRateGate) -> None:
+    """Add ``karenina.gate*`` properties to every ``<testsuite>`` of a written JUnit file.
+
+    Suite properties recorded through pytest's fixture do not survive xdist, so the
+    reporting process adds them to the finished file.
+    """
+    try:
+        tree = ET.parse(path)
+    except (OSError, ET.ParseError):
+        return
+    root = tree.getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    for suite in suites:
+        properties = suite.find("properties")
+        if properties is None:
+            properties = ET.Element("properties")
+            suite.insert(0, properties)
+        for name, value in (
+            ("karenina.gate", "passed" if gate.passed else "failed"),
+            ("karenina.pass_rate", f"{gate.pass_rate:.4f}"),
+            ("karenina.min_pass_rate", f"{gate.threshold:g}"),
+        ):
+            ET.SubElement(properties, "property", name=name, value=value)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,193 @@
+"""The ``report.karenina`` payload: what the process that ran an item tells the process that
+reports (an xdist controller, or itself).
+
+:class:`ItemPayload` is built in one place (:meth:`ItemPayload.of_verdicts`, or
+:meth:`ItemPayload.worker_crashed` for an item whose xdist worker died) and travels as
+:meth:`ItemPayload.to_json` (builtins only: execnet cannot ship models, enums or
+dataclasses). The reporting side reads it back with :meth:`ItemPayload.from_json`, which
+fills defaults for missing keys. The full result dumps ride along under ``results`` so
+the reporting process can stream the export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pytest_karenina.plugin.verdict import (
+    Outcome,
+    Verdict,
+    deciding_stage,
+    field_rows,
+    overrides,
+    worst_outcome,
+)
+from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
+
+if TYPE_CHECKING:
+    from pytest_karenina.results import VerificationResult
+
+PAYLOAD_VERSION = 2
+
+
+def tokens(result: VerificationResult) -> tuple[int, int]:
+    """``(input, output)`` tokens of every call of ``result``."""
+    usage = (result.template.usage_metadata if result.template else None) or {}
+    total = usage.get("total") or {}
+    return int(total.get("input_tokens") or 0), int(total.get("output_tokens") or 0)
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class ResultSummary:
+    """One result of an item, as the reports show it."""
+
+    category: Outcome
+    verify_result: bool | None = None
+    granular_score: float | None = None
+    parsing_model: str = ""
+    deciding_stage: str = ""
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    """Rows of ``field, expected, parsed, primitive, passed``."""
+    regex: dict[str, bool] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    abstention_reasoning: str | None = None
+    sufficiency_reasoning: str | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw_response: str | None = None
+    """The answer as the judge saw it; None when the trace is left out of the report."""
+    rubric: list[TraitCheck] = field(default_factory=list)
+
+    @property
+    def rubric_gates(self) -> tuple[int, int]:
+        """``(passed, gated)`` over the rubric checks."""
+        return gate_summary(self.rubric)
+
+    @classmethod
+    def of_verdict(cls, verdict: Verdict, template_code: str, include_trace: bool) -> ResultSummary:
+        result = verdict.result
+        template = result.template
+        input_tokens, output_tokens = tokens(result)
+        return cls(
+            category=verdict.category,
+            verify_result=template.verify_result if template else None,
+            granular_score=_number(template.verify_granular_result if template else None),
+            parsing_model=result.metadata.parsing.model_name,
+            deciding_stage=deciding_stage(verdict),
+            fields=field_rows(result, template_code),
+            regex=dict(template.regex_validation_results or {}) if template else {},
+            overrides=overrides(result),
+            abstention_reasoning=template.abstention_reasoning if template else None,
+            sufficiency_reasoning=template.sufficiency_reasoning if template else None,
+            error=result.metadata.error,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            raw_response=(template.raw_llm_response if template else "") if include_trace else None,
+            rubric=list(verdict.checks),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["category"] = self.category.value
+        data["rubric"] = [dataclasses.asdict(check) for check in self.rubric]
+        data["rubric_gates"] = list(self.rubric_gates)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ResultSummary:
+        known = {f.name for f in dataclasses.fields(cls)} - {"category", "rubric"}
+        return cls(
+            category=Outcome(data.get("category") or Outcome.NO_VERDICT),
+            rubric=[TraitCheck(**check) for check in data.get("rubric") or ()],
+            **{name: data[name] for name in known if data.get(name) is not None},
+        )
+
+
+@dataclass(frozen=True)
+class RubricTally:
+    """Gated traits that passed, gated traits, and traits with a value, over an item."""
+
+    passed: int = 0
+    gated: int = 0
+    traits: int = 0
+
+
+@dataclass(frozen=True)
+class ItemPayload:
+    """One item's outcome with everything the reports show about it."""
+
+    nodeid: str
+    category: Outcome
+    question_id: str | None = None
+    question: str | None = None
+    answering_model: str | None = None
+    replicate: int | None = None
+    score: float | None = None
+    """The lowest granular score of the item's results."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    rubric: RubricTally = RubricTally()
+    summaries: list[ResultSummary] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    """``VerificationResult`` dumps (JSON mode), for the export."""
+
+    @classmethod
+    def of_verdicts(
+        cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
+        replicate: int | None, template_code: str, verdicts: Sequence[Verdict],
+        include_trace: bool,
+    ) -> ItemPayload:  # fmt: skip
+        """The item's payload; ``include_trace`` keeps the raw responses in the summaries."""
+        summaries = [
+            ResultSummary.of_verdict(verdict, template_code, include_trace) for verdict in verdicts
+        ]
+        scores = [s.granular_score for s in summaries if s.granular_score is not None]
+        gates = [s.rubric_gates for s in summaries]
+        valued = sum(1 for s in summaries for check in s.rubric if check.skipped is None)
+        return cls(
+            nodeid=nodeid,
+            category=worst_outcome([s.category for s in summaries]),
+            question_id=question_id,
+            question=question_text,
+            answering_model=answering_model,
+            replicate=replicate,
+            score=min(scores) if scores else None,
+            input_tokens=sum(s.input_tokens for s in summaries),
+            output_tokens=sum(s.output_tokens for s in summaries),
+            rubric=RubricTally(sum(p for p, _ in gates), sum(g for _, g in gates), valued),
+            summaries=summaries,
+            results=[verdict.result.model_dump(mode="json") for verdict in verdicts],
+        )
+
+    @classmethod
+    def worker_crashed(cls, nodeid: str) -> ItemPayload:
+        """An item whose xdist worker died while running it: an error, nothing measured."""
+        return cls(nodeid=nodeid, category=Outcome.WORKER_CRASHED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": PAYLOAD_VERSION,
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+            "category": self.category.value,
+            "rubric": dataclasses.asdict(self.rubric),
+            "summaries": [summary.to_json() for summary in self.summaries],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemPayload:
+        simple = {"question_id", "question", "answering_model", "replicate", "score"}
+        simple |= {"input_tokens", "output_tokens", "results"}
+        return cls(
+            nodeid=str(data.get("nodeid") or ""),
+            category=Outcome(data.get("category") or Outcome.NO_VERDICT),
+            rubric=RubricTally(**(data.get("rubric") or {})),
+            summaries=[ResultSummary.from_json(s) for s in data.get("summaries") or ()],
+            **{name: data[name] for name in simple if data.get(name) is not None},
+        )

@@ -1,0 +1,206 @@
+"""Switching the plugin on, and the plugins each process registers by its role.
+
+* :class:`RunnerPlugin` (processes that run items: the only process, or an xdist worker):
+  starts the prefetcher with the run loop, stops it on the way out, and attaches each
+  item's ``report.karenina`` payload and JUnit properties.
+* :class:`ControllerPlugin` (the process that reports: the only process, or the xdist
+  controller): the report header, aggregating payloads, streaming the export, the summary
+  and the pass-rate gate. Beside it: the replay usage report, the xdist partition and
+  pytest-html columns when they apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.prefetch import Prefetcher
+from pytest_karenina.plugin.report.header import header_lines
+from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
+from pytest_karenina.plugin.report.junit import write_gate_properties
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
+from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.run_config import build_config
+from pytest_karenina.plugin.settings import Settings, resolve_settings
+from pytest_karenina.plugin.stash import (
+    COLLECTED_KEY,
+    CONFIG_KEY,
+    GATE_POLICY_KEY,
+    PREFETCHER_KEY,
+    REPLAY_USAGE_OUTPUT,
+    SETTINGS_KEY,
+)
+from pytest_karenina.plugin.xdist_partition import XdistControllerPlugin, worker_share
+from pytest_karenina.results.writer import ExportWriter
+
+REPLAY_REPORT = "karenina-replay"
+"""Name of the replay usage plugin, which runners on the reporting process feed directly."""
+
+
+class ProcessRole(StrEnum):
+    """What a pytest process does in the run (as xdist's ``is_xdist_worker`` and
+    ``is_xdist_controller`` tell)."""
+
+    SOLE = "sole"
+    """No xdist: collects, runs and reports."""
+    XDIST_CONTROLLER = "xdist_controller"
+    """Distributes items to the workers and reports; runs nothing."""
+    XDIST_WORKER = "xdist_worker"
+    """Collects and runs its share; reports through the controller."""
+
+    @property
+    def runs_items(self) -> bool:
+        return self is not ProcessRole.XDIST_CONTROLLER
+
+    @property
+    def reports(self) -> bool:
+        return self is not ProcessRole.XDIST_WORKER
+
+
+def process_role(config: pytest.Config) -> ProcessRole:
+    """The role of this process (known from ``pytest_configure`` on)."""
+    if hasattr(config, "workerinput"):
+        return ProcessRole.XDIST_WORKER
+    if getattr(config.option, "dist", "no") != "no":
+        return ProcessRole.XDIST_CONTROLLER
+    return ProcessRole.SOLE
+
+
+def writes_html_report(config: pytest.Config) -> bool:
+    """pytest-html is active and writes a report (``--html``) in this run."""
+    return config.pluginmanager.hasplugin("html") and bool(getattr(config.option, "htmlpath", None))
+
+
+def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
+    """Resolve settings once, build the VerificationConfig, register the role plugins."""
+    settings = resolve_settings(config, checkpoints)
+    vconfig = build_config(settings)
+    settings = settings.with_default_replay(vconfig)
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[CONFIG_KEY] = vconfig
+    config.stash[GATE_POLICY_KEY] = settings.gate_policy()
+    role = process_role(config)
+    manager = config.pluginmanager
+    html = writes_html_report(config)
+    if role.runs_items:
+        manager.register(RunnerPlugin(config, settings, html), "karenina-runner")
+    if not role.reports:
+        return
+    manager.register(ControllerPlugin(config, settings, role), "karenina-controller")
+    if settings.replay != "off":
+        manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
+    if role is ProcessRole.XDIST_CONTROLLER:
+        manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
+    if html:
+        manager.register(HtmlPlugin(config), "karenina-html")
+
+
+class RunnerPlugin:
+    """Runs the pipelines of the items this process executes."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, wants_html: bool) -> None:
+        self.config = config
+        self.settings = settings
+        self.wants_html = wants_html
+        self.full_selection = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config)
+        prefetcher.start(worker_share(self.config, question_items(session.items)))
+        try:
+            return (yield)
+        finally:
+            prefetcher.stop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        attach = call.when == "call" or (call.when == "setup" and report.failed)
+        if not (isinstance(item, QuestionItem) and item.verdicts and attach):
+            return report
+        trace = self.settings.html_trace == "all" or (
+            self.settings.html_trace == "failed" and not report.passed
+        )
+        payload = item.payload(include_trace=trace)
+        report.karenina = payload.to_json()  # type: ignore[attr-defined]
+        if self.wants_html:
+            add_extras(report, payload, trace)
+        return report
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        selected = len(question_items(session.items))
+        self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
+
+    def pytest_sessionfinish(self) -> None:
+        prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
+        if prefetcher is None:
+            return
+        prefetcher.stop()
+        if prefetcher.replay is None:
+            return
+        usage = store_usage(prefetcher.replay, self.full_selection)
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if isinstance(workeroutput, dict):
+            workeroutput[REPLAY_USAGE_OUTPUT] = usage
+        else:
+            report = self.config.pluginmanager.get_plugin(REPLAY_REPORT)
+            if isinstance(report, ReplayUsageReport):
+                report.add(usage)
+
+
+class ControllerPlugin:
+    """The header, aggregating payloads, streaming the export, summarising, gating."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, role: ProcessRole) -> None:
+        self.config = config
+        self.settings = settings
+        self.role = role
+        self.summary = RunSummary()
+        self.writer: ExportWriter | None = None
+
+    def pytest_report_header(self) -> list[str]:
+        distributed = self.role is ProcessRole.XDIST_CONTROLLER
+        return header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.settings.results is not None:
+            vconfig = self.config.stash[CONFIG_KEY]
+            self.writer = ExportWriter(
+                self.settings.results,
+                verification_config=vconfig.model_dump(mode="json", exclude={"replay_store"}),
+            )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        sent = getattr(report, "karenina", None)
+        if isinstance(sent, dict):
+            payload = ItemPayload.from_json(sent)
+            if self.summary.add(payload) and self.writer is not None:
+                for result in payload.results:
+                    self.writer.add(result)
+        elif report.when == "setup" and report.skipped:
+            self.summary.add_skip(report.nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.writer is not None:
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+            self.writer.close(complete=not interrupted)
+        self.summary.apply_gate(session, self.settings.min_pass_rate)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        xml_path = getattr(config.option, "xmlpath", None)
+        if xml_path and self.summary.gate is not None:
+            write_gate_properties(xml_path, self.summary.gate)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self.summary.write(terminalreporter)

@@ -1,0 +1,44 @@
+"""Every ``config.stash`` key of the plugin, and the names it uses in xdist's
+``workerinput`` / ``workeroutput`` dicts.
+
+Imports only pytest and the standard library at run time (the plugin's entry module
+imports this): the value types are named for type checkers only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.plugin.prefetch import Prefetcher
+    from pytest_karenina.plugin.settings import Settings
+    from pytest_karenina.rubrics.gates import RubricGatePolicy
+
+CHECKPOINTS_KEY = pytest.StashKey[tuple[Path, ...]]()
+"""Resolved paths of the checkpoints to collect (empty: the plugin is inactive)."""
+
+SETTINGS_KEY: pytest.StashKey[Settings] = pytest.StashKey()
+"""The plugin's options, resolved once when it activates."""
+
+CONFIG_KEY: pytest.StashKey[VerificationConfig] = pytest.StashKey()
+"""The run's VerificationConfig, built from the settings when the plugin activates."""
+
+GATE_POLICY_KEY: pytest.StashKey[RubricGatePolicy] = pytest.StashKey()
+"""How rubric traits gate verdicts (score threshold and rules)."""
+
+PREFETCHER_KEY: pytest.StashKey[Prefetcher] = pytest.StashKey()
+"""The process's prefetcher, from the start of the run loop on (processes that run items)."""
+
+COLLECTED_KEY = pytest.StashKey[int]()
+"""How many question items the checkpoint files yielded in this process."""
+
+PARTITION_INPUT = "karenina_partition"
+"""``workerinput`` key: this worker's index in the static partition, or None when the
+controller does not partition (another ``--dist`` mode, or a replacement worker)."""
+
+REPLAY_USAGE_OUTPUT = "karenina_replay"
+"""``workeroutput`` key: the replay store keys a worker used and how many it added."""

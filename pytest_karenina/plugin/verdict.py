@@ -1,0 +1,233 @@
+"""An item's verdicts: each result's :class:`Outcome`, and the facts behind it (which stage
+decided, each field expected vs parsed, overrides applied).
+
+Outcomes:
+
+* ``error:<failure category>``: the pipeline failed (template, LLM, replay...);
+* ``error:rubric``: rubrics gate and a gated trait has no value (a callable that
+  cannot load, a judge call that failed): nothing unmeasured counts as a pass;
+* ``error:worker_crashed``: the xdist worker running the item died;
+* ``abstained``, ``insufficient``, ``verify_fail``: the template verdict is false;
+* ``rubric_fail``: rubrics gate and a gated trait failed its bound;
+* ``pass``; or ``no_verdict`` when nothing decided (e.g. rubric_only without gated traits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
+from pytest_karenina.templates import TemplateError, compile_template
+
+if TYPE_CHECKING:
+    from pytest_karenina.results import VerificationResult
+    from pytest_karenina.rubrics.traits import Rubric, RubricTrait
+
+
+class Outcome(StrEnum):
+    """The outcome category of one result (or, for a whole item, its worst result)."""
+
+    PASS = "pass"
+    NO_VERDICT = "no_verdict"
+    VERIFY_FAIL = "verify_fail"
+    ABSTAINED = "abstained"
+    INSUFFICIENT = "insufficient"
+    RUBRIC_FAIL = "rubric_fail"
+    RUBRIC_ERROR = "error:rubric"
+    WORKER_CRASHED = "error:worker_crashed"
+    UNKNOWN_ERROR = "error:unknown"
+    # One per failure category of a result whose pipeline did not complete.
+    CONTENT_ERROR = "error:content"
+    RECURSION_LIMIT_ERROR = "error:recursion_limit"
+    TRACE_VALIDATION_ERROR = "error:trace_validation"
+    DEEP_JUDGMENT_ERROR = "error:deep_judgment"
+    DEEP_JUDGMENT_RUBRIC_ERROR = "error:deep_judgment_rubric"
+    TIMEOUT_ERROR = "error:timeout"
+    CONNECTION_ERROR = "error:connection"
+    RATE_LIMIT_ERROR = "error:rate_limit"
+    SERVER_ERROR = "error:server_error"
+    ABSTENTION_ERROR = "error:abstention"
+    SUFFICIENCY_ERROR = "error:sufficiency"
+    TEMPLATE_VALIDATION_ERROR = "error:template_validation"
+    PARSING_ERROR = "error:parsing"
+    UNEXPECTED_ERROR = "error:unexpected_error"
+
+    @property
+    def is_error(self) -> bool:
+        """Nothing was measured: pytest reports the item as an error, not a failure."""
+        return self.startswith("error:")
+
+    @property
+    def decided(self) -> bool:
+        """A verdict was reached (pass or a failure), as opposed to an error or no verdict."""
+        return not self.is_error and self is not Outcome.NO_VERDICT
+
+    @classmethod
+    def of_failure(cls, category: str | None) -> Outcome:
+        """The error outcome of a failure category (``error:unknown`` when none)."""
+        return cls(f"error:{category}") if category else cls.UNKNOWN_ERROR
+
+
+def worst_outcome(outcomes: Sequence[Outcome]) -> Outcome:
+    """An item's outcome: its first error, else its first non-pass, else pass."""
+    return next((o for o in outcomes if o.is_error), None) or next(
+        (o for o in outcomes if o is not Outcome.PASS), Outcome.PASS
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One result of an item with its trait checks and outcome."""
+
+    result: VerificationResult
+    checks: list[TraitCheck] = field(default_factory=list)
+    category: Outcome = Outcome.NO_VERDICT
+
+    @property
+    def failing_traits(self) -> list[TraitCheck]:
+        return [check for check in self.checks if check.gated and check.passed is False]
+
+    @property
+    def unmeasured_traits(self) -> list[TraitCheck]:
+        return [check for check in self.checks if check.unmeasured]
+
+
+def trait_definitions(rubrics: Sequence[Rubric | None]) -> dict[str, RubricTrait]:
+    """Every trait of ``rubrics`` by name (the first definition of a name wins)."""
+    found: dict[str, RubricTrait] = {}
+    for rubric in rubrics:
+        for trait in rubric.traits() if rubric is not None else ():
+            found.setdefault(trait.name, trait)
+    return found
+
+
+def _template_outcome(result: VerificationResult) -> Outcome | None:
+    template = result.template
+    if template is None or template.verify_result is None:
+        return None
+    if template.verify_result:
+        return Outcome.PASS
+    if template.abstention_detected and template.abstention_override_applied:
+        return Outcome.ABSTAINED
+    if template.sufficiency_detected is False and template.sufficiency_override_applied:
+        return Outcome.INSUFFICIENT
+    return Outcome.VERIFY_FAIL
+
+
+def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating: bool) -> Outcome:
+    """The outcome of one result (see the module docstring)."""
+    meta = result.metadata
+    if meta.error or not meta.completed_without_errors:
+        return Outcome.of_failure(meta.failure.category if meta.failure else None)
+    gated = [check for check in checks if check.gated] if gating else []
+    if any(check.unmeasured for check in gated):
+        return Outcome.RUBRIC_ERROR
+    template = _template_outcome(result)
+    if template not in (None, Outcome.PASS):
+        return template
+    if any(check.passed is False for check in gated):
+        return Outcome.RUBRIC_FAIL
+    if template is Outcome.PASS or gated:
+        return Outcome.PASS
+    return Outcome.NO_VERDICT
+
+
+def decide_verdicts(
+    results: Sequence[VerificationResult],
+    definitions: Mapping[str, RubricTrait],
+    policy: RubricGatePolicy,
+    gating: bool,
+) -> list[Verdict]:
+    """The verdicts of an item's results; ``gating``: rubric traits take part."""
+    verdicts = []
+    for result in results:
+        checks = check_traits(result.rubric, definitions, policy)
+        verdicts.append(Verdict(result, checks, outcome_of(result, checks, gating)))
+    return verdicts
+
+
+# --- the facts behind a verdict ----------------------------------------------------------
+
+
+def field_rows(result: VerificationResult, template_code: str) -> list[dict[str, Any]]:
+    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)."""
+    template = result.template
+    if template is None:
+        return []
+    expected = template.parsed_gt_response or {}
+    parsed = template.parsed_llm_response or {}
+    outcome = template.field_results or {}
+    primitives = primitive_names(template_code)
+    names = [*outcome] + [n for n in expected if n not in outcome]
+    return [
+        {
+            "field": name,
+            "expected": expected.get(name),
+            "parsed": parsed.get(name),
+            "primitive": primitives.get(name),
+            "passed": outcome.get(name),
+        }
+        for name in names
+    ]
+
+
+def primitive_names(code: str) -> dict[str, str]:
+    """Field -> primitive class name, from the template (compiled classes are cached)."""
+    try:
+        answer_class = compile_template(code)
+    except TemplateError:
+        return {}
+    return {
+        name: type(meta.verify_with).__name__
+        for name, meta in answer_class.verified_fields().items()
+        if meta.verify_with is not None
+    }
+
+
+def overrides(result: VerificationResult) -> list[str]:
+    """The checks that overrode the template verdict, in words."""
+    template = result.template
+    if template is None:
+        return []
+    found = []
+    if template.abstention_override_applied:
+        found.append("abstention detected: verdict forced to false")
+    if template.sufficiency_override_applied:
+        found.append("insufficient response: verdict forced to false")
+    if template.embedding_override_applied:
+        score = template.embedding_similarity_score
+        found.append(f"embedding check rescued the answer (similarity {score:.3f})")
+    return found
+
+
+def template_deciding_stage(result: VerificationResult) -> str:
+    """The stage that decided the template verdict (class-style name)."""
+    template = result.template
+    if template is not None:
+        if template.abstention_override_applied:
+            return "AbstentionCheck"
+        if template.sufficiency_override_applied:
+            return "SufficiencyCheck"
+        if template.recursion_limit_reached:
+            return "RecursionLimitAutoFail"
+        if template.embedding_override_applied:
+            return "EmbeddingCheck"
+    failure = result.metadata.failure
+    if failure is None:
+        return "VerifyTemplate"
+    # Failure records name stages in snake case (verify_template); show the class-style name.
+    stage = failure.stage
+    return "".join(part.capitalize() for part in stage.split("_")) if stage.islower() else stage
+
+
+def deciding_stage(verdict: Verdict) -> str:
+    """RubricEvaluation when a rubric gate decided, else the template's deciding stage."""
+    template = verdict.result.template
+    no_template_verdict = template is None or template.verify_result is None
+    rubric_decided = verdict.category in (Outcome.RUBRIC_FAIL, Outcome.RUBRIC_ERROR) or (
+        verdict.category is Outcome.PASS and no_template_verdict
+    )
+    return "RubricEvaluation" if rubric_decided else template_deciding_stage(verdict.result)
