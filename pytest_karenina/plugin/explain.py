@@ -52,7 +52,7 @@ def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
     lines = []
     for verdict in verdicts:
         lines.append("rubric traits that decide the verdict could not be measured:")
-        lines.extend(trait_line(check) for check in verdict.unmeasured_traits)
+        lines.extend(trait_check_line(check) for check in verdict.unmeasured_traits)
         lines.append(f"  {_models(verdict.result)}")
     return "\n".join(lines)
 
@@ -113,7 +113,7 @@ def explain_result(result: VerificationResult, template_code: str) -> str:
     return "\n".join(lines)
 
 
-def trait_line(check: TraitCheck) -> str:
+def trait_check_line(check: TraitCheck) -> str:
     """``  trait Clarity (llm score 1-5): 2, needs >= 3 (of 1-5); judge: ...``"""
     if check.error is not None:
         text = f"no value ({check.error})"
@@ -136,5 +136,5 @@ def rubric_explanation(verdict: Verdict) -> list[str]:
         lines.append(f"  rubric gate: {len(failing)} of {gated} gated traits failed")
     if unmeasured:
         lines.append(f"  rubric gate: {len(unmeasured)} of {gated} gated traits have no value")
-    lines.extend(trait_line(check) for check in [*unmeasured, *failing])
+    lines.extend(trait_check_line(check) for check in [*unmeasured, *failing])
     return lines

@@ -120,7 +120,7 @@ def score_range(trait: LLMRubricTrait) -> tuple[int, int]:
     return low, high
 
 
-def trait_line(trait: LLMRubricTrait) -> str:
+def trait_prompt_entry(trait: LLMRubricTrait) -> str:
     """``- **name** (boolean|score a-b): description`` and what to reply for it."""
     if trait.kind == "boolean":
         return (
@@ -152,7 +152,7 @@ def batch_messages(
     """``[system, user]`` grading every boolean/score trait of ``traits`` in one reply."""
     example = {"scores": {trait.name: placeholder(trait) for trait in traits}}
     user = BATCH_USER.format(
-        traits="\n".join(trait_line(trait) for trait in traits),
+        traits="\n".join(trait_prompt_entry(trait) for trait in traits),
         material=material(question, answer, reference),
         example=json.dumps(example, indent=2),
     )

@@ -44,7 +44,7 @@ def content_text(content: Any) -> str:
     return "".join(parts)
 
 
-def usage_of(message: Any) -> Usage:
+def token_usage(message: Any) -> Usage:
     metadata = getattr(message, "usage_metadata", None) or {}
     return Usage(metadata.get("input_tokens"), metadata.get("output_tokens"))
 
@@ -125,7 +125,7 @@ class LangChainModel:
             options["timeout"] = request.timeout
         if request.json_schema is None:
             reply = model.invoke(messages, **options)
-            return ModelReply(content_text(reply.content), usage_of(reply), self.config.model_name)
+            return ModelReply(content_text(reply.content), token_usage(reply), self.config.model_name)
         name = request.schema_name or "Output"
         if openai:
             # The same request on the wire as with_structured_output, at a fraction of the
@@ -138,7 +138,7 @@ class LangChainModel:
             extra_body = {**(getattr(model, "extra_body", None) or {})}
             extra_body["response_format"] = response_format
             reply = model.invoke(messages, extra_body=extra_body, **options)
-            return ModelReply(content_text(reply.content), usage_of(reply), self.config.model_name)
+            return ModelReply(content_text(reply.content), token_usage(reply), self.config.model_name)
         schema = {"title": name, **request.json_schema}
         structured = model.with_structured_output(schema, include_raw=True)
         outcome = structured.invoke(messages)
@@ -148,7 +148,7 @@ class LangChainModel:
             text = json.dumps(parsed, ensure_ascii=False)
         else:  # let the service extract and validate (or retry) from the raw reply
             text = content_text(getattr(raw, "content", "")) or _tool_arguments(raw)
-        return ModelReply(text, usage_of(raw), self.config.model_name)
+        return ModelReply(text, token_usage(raw), self.config.model_name)
 
 
 def _speaks_openai(model: Any) -> bool:
