@@ -124,8 +124,7 @@ class LangChainModel:
         if openai and request.timeout is not None:
             options["timeout"] = request.timeout
         if request.json_schema is None:
-            reply = model.invoke(messages, **options)
-            return ModelReply(content_text(reply.content), token_usage(reply), self.config.model_name)
+            return self._reply(model.invoke(messages, **options))
         name = request.schema_name or "Output"
         if openai:
             # The same request on the wire as with_structured_output, at a fraction of the
@@ -137,8 +136,7 @@ class LangChainModel:
             }
             extra_body = {**(getattr(model, "extra_body", None) or {})}
             extra_body["response_format"] = response_format
-            reply = model.invoke(messages, extra_body=extra_body, **options)
-            return ModelReply(content_text(reply.content), token_usage(reply), self.config.model_name)
+            return self._reply(model.invoke(messages, extra_body=extra_body, **options))
         schema = {"title": name, **request.json_schema}
         structured = model.with_structured_output(schema, include_raw=True)
         outcome = structured.invoke(messages)
@@ -149,6 +147,10 @@ class LangChainModel:
         else:  # let the service extract and validate (or retry) from the raw reply
             text = content_text(getattr(raw, "content", "")) or _tool_arguments(raw)
         return ModelReply(text, token_usage(raw), self.config.model_name)
+
+    def _reply(self, message: Any) -> ModelReply:
+        text = content_text(message.content)
+        return ModelReply(text, token_usage(message), self.config.model_name)
 
 
 def _speaks_openai(model: Any) -> bool:
