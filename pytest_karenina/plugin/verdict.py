@@ -72,7 +72,10 @@ class Outcome(StrEnum):
 
 
 def worst_outcome(outcomes: Sequence[Outcome]) -> Outcome:
-    """An item's outcome: its first error, else its first non-pass, else pass."""
+    """An item's outcome: its first error, else its first non-pass, else pass (no verdict
+    when there is no outcome at all)."""
+    if not outcomes:
+        return Outcome.NO_VERDICT
     return next((o for o in outcomes if o.is_error), None) or next(
         (o for o in outcomes if o is not Outcome.PASS), Outcome.PASS
     )
@@ -160,8 +163,10 @@ def field_rows(result: VerificationResult, template_code: str) -> list[dict[str,
     expected = template.parsed_gt_response or {}
     parsed = template.parsed_llm_response or {}
     outcome = template.field_results or {}
-    primitives = primitive_names(template_code)
     names = [*outcome] + [n for n in expected if n not in outcome]
+    if not names:  # e.g. a template that failed to compile: never run its code again here
+        return []
+    primitives = primitive_names(template_code)
     return [
         {
             "field": name,

@@ -61,16 +61,21 @@ def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
                 return
             collection: list[str] = next(iter(self.node2collection.values()))
             self.collection = collection
-            count = self.numnodes
+            # The workers' own modulus (they pick their share with it), not the nodes alive.
+            count = int(self.nodes[0].workerinput["workercount"])
+            owned = set()
             for node in self.nodes:
                 index = partition_index(node.workerinput)
                 share = [i for i in range(len(collection)) if i % count == index]
                 if share:
+                    owned.add(index)
                     self.node2pending[node].extend(share)
                     node.send_runtest_some(share)
-                else:
-                    node.shutdown()
-            self.pending[:] = []
+            # The shares of workers that died before this point: to the nodes without a
+            # share (replacements) first; nodes left without work shut down.
+            self.pending[:] = [i for i in range(len(collection)) if i % count not in owned]
+            for node in sorted(self.nodes, key=lambda n: bool(self.node2pending[n])):
+                self.check_schedule(node)
 
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             # Nodes stay up until their own share is done, so the unstarted items of a

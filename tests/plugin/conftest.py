@@ -1,13 +1,58 @@
-"""Plugin tests: every run talks to the scripted server with the e2e canary key."""
+"""Plugin tests: every run talks to the scripted server with the e2e canary key.
+
+Runs are in-process ``pytester.runpytest`` by default; a subprocess only where a real
+process is the point (signals, a fresh interpreter's imports). An in-process run drops every
+module it imported first when it ends, so the plugin's dependencies are imported here once
+per test session: no run pays seconds of imports again, and no run builds a second copy of
+a class that an earlier run's objects still use.
+
+An in-process run would also inherit this suite's ``filterwarnings = error``; a run in its
+own process starts with Python's default filters, and so does every run here (the runs'
+own pytest still catches and reports their warnings).
+"""
 
 from __future__ import annotations
 
+import gc
+import importlib
+import pkgutil
+import warnings
+from collections.abc import Iterator
+
 import pytest
 
+import pytest_karenina
 from tests.plugin.plugin_helpers import use_key
+
+PRELOADED = (
+    "hypothesis",  # its pytest plugin imports it at the end of every run
+    "langchain.chat_models",
+    "langchain_openai",
+    "openai",
+    "httpx",
+    "xdist.scheduler",
+    "pytest_html",
+    "pytest_html.extras",
+    "cloudpickle",
+)
+for _name in PRELOADED:
+    importlib.import_module(_name)
+for _module in pkgutil.walk_packages(pytest_karenina.__path__, "pytest_karenina."):
+    importlib.import_module(_module.name)
+# Every in-process run ends with full garbage collections (pytest looks for unraisable
+# exceptions); the modules above live until the end, so keep them out of every collection.
+gc.freeze()
 
 
 @pytest.fixture(autouse=True)
 def endpoint_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OPENAI_API_KEY`` for the openai_endpoint models of the runs (inherited by subprocesses)."""
     use_key(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def default_warning_filters() -> Iterator[None]:
+    """Python's default warning filters for the runs of a test, as in a fresh process."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        yield

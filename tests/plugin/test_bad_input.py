@@ -37,7 +37,7 @@ def test_broken_files_are_named_collection_errors_and_good_ones_still_run(
         (pytester.path / name).write_bytes(data)
         paths += ["--karenina", str(pytester.path / name)]
 
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(good), *paths, *endpoint_args(openai_server),
         "--continue-on-collection-errors",
     )  # fmt: skip
@@ -69,7 +69,7 @@ def test_broken_templates_cost_only_their_own_items(
     items[3]["item"]["hasPart"]["text"] = "while True:\n    pass\n"  # loops as it loads
     path.write_text(json.dumps(document))
 
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server), "--karenina-template-timeout=0.5",
         "-rA",
     )  # fmt: skip

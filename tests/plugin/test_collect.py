@@ -17,7 +17,7 @@ def test_node_ids_carry_model_and_replicate_when_there_are_several(
 ) -> None:
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-replicates", "2", "--collect-only", "-q")
-    result = pytester.runpytest_subprocess("--karenina", str(path), *args)
+    result = pytester.runpytest("--karenina", str(path), *args)
     result.stdout.fnmatch_lines([
         "multi_question.jsonld::mq001[[]test-model-r1]",
         "multi_question.jsonld::mq001[[]test-model-r2]",
@@ -31,14 +31,12 @@ def test_path_and_name_select_every_variant_and_k_matches_keywords(
 ) -> None:
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-replicates", "2", "--collect-only", "-q")
-    picked = pytester.runpytest_subprocess("--karenina", str(path), f"{path.name}::mq003", *args)
+    picked = pytester.runpytest("--karenina", str(path), f"{path.name}::mq003", *args)
     picked.stdout.fnmatch_lines(["*mq003[[]test-model-r1]", "*mq003[[]test-model-r2]"])
     assert "2 tests collected" in picked.stdout.str()
-    by_model = pytester.runpytest_subprocess(
-        "--karenina", str(path), "-k", "test-model and mq004", *args
-    )
+    by_model = pytester.runpytest("--karenina", str(path), "-k", "test-model and mq004", *args)
     assert "2/10 tests collected (8 deselected)" in by_model.stdout.str()
-    marked = pytester.runpytest_subprocess("--karenina", str(path), "-m", "not karenina", *args)
+    marked = pytester.runpytest("--karenina", str(path), "-m", "not karenina", *args)
     assert "no tests collected (10 deselected)" in marked.stdout.str()
 
 
@@ -49,10 +47,10 @@ def test_last_failed_reruns_only_the_failures(
     path = copy_checkpoint(pytester)
     args = [a for a in endpoint_args(openai_server) if a not in ("-p", "no:cacheprovider")]
     args += ["--karenina-replicates", "2"]
-    pytester.runpytest_subprocess("--karenina", str(path), *args).assert_outcomes(
+    pytester.runpytest("--karenina", str(path), *args).assert_outcomes(
         passed=4, failed=4, skipped=2
     )
-    again = pytester.runpytest_subprocess("--karenina", str(path), "--lf", *args)
+    again = pytester.runpytest("--karenina", str(path), "--lf", *args)
     again.assert_outcomes(failed=4)
     assert "run-last-failure: rerun previous 4 failures" in again.stdout.str()
 
@@ -62,9 +60,7 @@ def test_unfinished_questions_run_on_request(
 ) -> None:
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--collect-only", "-q", "-rs")
-    result = pytester.runpytest_subprocess(
-        "--karenina", str(path), "--karenina-include-unfinished", *args
-    )
+    result = pytester.runpytest("--karenina", str(path), "--karenina-include-unfinished", *args)
     assert "5 tests collected" in result.stdout.str()
 
 
@@ -75,7 +71,7 @@ def test_broken_checkpoint_is_one_collection_error(
     del data["dataFeedElement"][1]["item"]["text"]
     broken = pytester.path / "broken.jsonld"
     broken.write_text(json.dumps(data))
-    result = pytester.runpytest_subprocess("--karenina", str(broken), *endpoint_args(openai_server))
+    result = pytester.runpytest("--karenina", str(broken), *endpoint_args(openai_server))
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*broken.jsonld*", "*text*"])
 
@@ -90,7 +86,7 @@ def test_broken_template_errors_only_its_item(
     )
     path = pytester.path / "multi_question.jsonld"
     path.write_text(json.dumps(data))
-    result = pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(openai_server))
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server))
     result.assert_outcomes(passed=1, failed=2, errors=1, skipped=1)
     result.stdout.fnmatch_lines(["*pipeline error in*template*", "*mq001*"])
 
@@ -98,13 +94,14 @@ def test_broken_template_errors_only_its_item(
 def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:
     shutil.copy(DATA / "multi_question.jsonld", pytester.path / "bench.jsonld")
     pytester.makepyfile("def test_plain():\n    assert True\n")
-    result = pytester.runpytest_subprocess("-q")
+    result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
     probe = pytester.makepyfile(
         probe="import sys\n\ndef test_light():\n"
         "    assert 'pytest_karenina.pipeline' not in sys.modules\n"
         "    assert 'langchain_core' not in sys.modules\n"
     )
+    # A fresh interpreter: this process has imported everything already.
     pytester.runpytest_subprocess(str(probe), "-p", "no:hypothesis").assert_outcomes(passed=1)
 
 

@@ -56,7 +56,7 @@ def test_every_answer_is_in_flight_at_once(
 ) -> None:
     tracker = InFlight.scripted(openai_server, gather=expected, patience=60.0)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(openai_server),
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server),
                                            *dist)  # fmt: skip
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     # 4 items: all 4 answers open together, also when 2 workers hold 2 items each.
@@ -70,7 +70,7 @@ def test_concurrency_one_runs_pipelines_one_by_one(
     tracker = InFlight.scripted(openai_server, gather=2, patience=0.4)
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-concurrency", "1")
-    pytester.runpytest_subprocess("--karenina", str(path), *args).assert_outcomes(
+    pytester.runpytest("--karenina", str(path), *args).assert_outcomes(
         passed=2, failed=2, skipped=1
     )
     assert tracker.peak == 1
@@ -85,6 +85,6 @@ def test_max_concurrent_requests_caps_the_whole_run(
     tracker = InFlight.scripted(openai_server, gather=4, patience=1.5)
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-max-concurrent-requests", "2")
-    result = pytester.runpytest_subprocess("--karenina", str(path), *args, *dist)
+    result = pytester.runpytest("--karenina", str(path), *args, *dist)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     assert tracker.peak == 2

@@ -34,7 +34,7 @@ def test_every_item_ends_with_a_verdict_or_a_named_error(
     script(openai_server, case)
     checkpoint = write_checkpoint(pytester.path / "faults.jsonld")
     results = pytester.path / "results.json"
-    run = pytester.runpytest_subprocess(*pytest_args(openai_server, checkpoint, results),
+    run = pytester.runpytest(*pytest_args(openai_server, checkpoint, results),
                                         *case.extra)  # fmt: skip
 
     outcome = read_outcome(results)

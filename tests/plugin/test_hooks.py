@@ -66,9 +66,7 @@ def test_conftest_stage_runs_in_every_pipeline(
     scripted(openai_server)
     pytester.makeconftest(STAGES_CONFTEST)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess(
-        "--karenina", str(path), *endpoint_args(openai_server), "-s"
-    )
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
     # The raw response carries the 4-word "--- AI Message ---" header: mq001 (5 more words)
     # now fails, mq003 (6 more) still passes.
     result.assert_outcomes(passed=1, failed=3, skipped=1)
@@ -85,7 +83,7 @@ def pytest_karenina_modify_stages(item, stages):
 """
     )
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(openai_server))
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server))
     result.assert_outcomes(errors=4, skipped=1)
     result.stdout.fnmatch_lines(["*pytest_karenina_modify_stages left an invalid stage list*"])
     assert openai_server.chat_requests == []
@@ -121,7 +119,7 @@ def pytest_karenina_make_adapter(config, model):
 def test_adapter_hook_replaces_the_model(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(ADAPTER_CONFTEST)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), "--karenina-answering-model", "openai:not-called"
     )
     result.assert_outcomes(passed=4, skipped=1)

@@ -37,7 +37,7 @@ def run_html(
     pytester: pytest.Pytester, server: OpenAIServer, path: Path, *extra: str
 ) -> tuple[pytest.RunResult, Path]:
     report = pytester.path / "report.html"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(server), f"--html={report}",
         "--self-contained-html", *extra,
     )  # fmt: skip
@@ -98,7 +98,7 @@ def test_report_has_karenina_columns_rows_and_summary(
 def test_run_without_pytest_html(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
     scripted(openai_server)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server), "-p", "no:html"
     )
     result.assert_outcomes(passed=2, failed=2, skipped=1)

@@ -17,7 +17,7 @@ def test_exitfirst_drops_queued_pipelines(
     openai_server.set_latency(0.3)
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-concurrency", "1", "-x")
-    result = pytester.runpytest_subprocess("--karenina", str(path), *args)
+    result = pytester.runpytest("--karenina", str(path), *args)
     result.assert_outcomes(passed=1, failed=1)
     texts = [request.text for request in openai_server.chat_requests]
     assert not any("chemical symbol for gold" in text for text in texts)  # mq004 never ran
@@ -36,9 +36,10 @@ def pytest_runtest_setup(item):
     )
     path = copy_checkpoint(pytester)
     export = pytester.path / "results.json"
-    result = pytester.runpytest_subprocess(
-        "--karenina", str(path), *endpoint_args(openai_server), f"--karenina-results={export}"
-    )
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), f"--karenina-results={export}",
+        no_reraise_ctrlc=True,  # in-process: the run's Ctrl-C ends the run, not this test
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.INTERRUPTED
     data = json.loads(export.read_text())
     ids = sorted(r["metadata"]["question_id"] for r in data["results"])
@@ -61,7 +62,7 @@ def pytest_runtest_setup(item):
     )
     path = copy_checkpoint(pytester)
     export = pytester.path / "results.json"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server), "-n", "2",
         f"--karenina-results={export}",
     )  # fmt: skip

@@ -74,16 +74,14 @@ def test_strict_replay_plays_back_offline_and_misses_are_errors(
     store = pytester.path / "calls.jsonl"
     args = ["--karenina", str(path), *endpoint_args(openai_server), "--karenina-replay-store",
             str(store)]  # fmt: skip
-    pytester.runpytest_subprocess(*args, "--karenina-replay", "record").assert_outcomes(
+    pytester.runpytest(*args, "--karenina-replay", "record").assert_outcomes(
         passed=2, failed=2, skipped=1
     )
     calls = len(openai_server.chat_requests)
-    replayed = pytester.runpytest_subprocess(*args, "--karenina-replay", "strict")
+    replayed = pytester.runpytest(*args, "--karenina-replay", "strict")
     replayed.assert_outcomes(passed=2, failed=2, skipped=1)
     assert len(openai_server.chat_requests) == calls  # nothing went over the network
-    missing = pytester.runpytest_subprocess(
-        *args, "--karenina-replay", "strict", "--karenina-abstention"
-    )
+    missing = pytester.runpytest(*args, "--karenina-replay", "strict", "--karenina-abstention")
     missing.assert_outcomes(errors=4, skipped=1)
     missing.stdout.fnmatch_lines(
         ["*strict replay: no recorded reply for question*call kind 'abstention_check'*"]

@@ -31,7 +31,7 @@ def record(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> tupl
     path = copy_checkpoint(pytester)
     store = pytester.path / "calls.jsonl"
     args = ["--karenina", str(path), *endpoint_args(server), f"--karenina-replay-store={store}"]
-    result = pytester.runpytest_subprocess(*args, "--karenina-replay", "record", *extra)
+    result = pytester.runpytest(*args, "--karenina-replay", "record", *extra)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines(
         [f"karenina replay: {CALLS} entries used, {CALLS} added, 0 unused*"]
@@ -45,7 +45,7 @@ def test_without_an_api_key_replay_is_strict_by_default(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     path = copy_checkpoint(pytester)
     model = ["--karenina-answering-model", "openai:gpt-4.1-mini", "-p", "no:cacheprovider"]
-    result = pytester.runpytest_subprocess("--karenina", str(path), *model)
+    result = pytester.runpytest("--karenina", str(path), *model)
     result.stdout.fnmatch_lines([
         "karenina: *replay strict (default store)",
         "karenina: replay strict by default: no OPENAI_API_KEY in the environment for "
@@ -56,7 +56,7 @@ def test_without_an_api_key_replay_is_strict_by_default(
     result.assert_outcomes(errors=4, skipped=1)
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
-    live = pytester.runpytest_subprocess("--collect-only", "--karenina", str(path), *model)
+    live = pytester.runpytest("--collect-only", "--karenina", str(path), *model)
     assert "replay off" in live.stdout.str() and "by default" not in live.stdout.str()
 
 
@@ -76,8 +76,10 @@ socket.create_connection = lambda *a, **k: refuse(None, a)
 """
     )
     openai_server.stop()
-    replayed = pytester.runpytest_subprocess(*args, "--karenina-replay", "strict",
-                                             "--karenina-abstention")  # fmt: skip
+    # Its own process: the conftest takes the network away from the whole interpreter.
+    replayed = pytester.runpytest_subprocess(
+        *args, "--karenina-replay", "strict", "--karenina-abstention"
+    )
     # The abstention calls were never recorded: errors naming question and call kind, and
     # still no connection attempt (an attempt would raise AssertionError, not ReplayMiss).
     replayed.assert_outcomes(errors=4, skipped=1)
@@ -97,14 +99,14 @@ def test_xdist_workers_share_the_store_and_the_controller_prunes_it(
         handle.write(json.dumps(STALE, sort_keys=True) + "\n")
 
     strict = [*args, "--karenina-replay", "strict", "-n", "2"]
-    kept = pytester.runpytest_subprocess(*strict, "-k", "mq001", "--karenina-replay-prune")
+    kept = pytester.runpytest(*strict, "-k", "mq001", "--karenina-replay-prune")
     kept.stdout.fnmatch_lines([
         "karenina replay: 2 entries used, 0 added, 7 unused of 9 in calls.jsonl",
         "karenina replay: not pruned: the run did not cover every question*",
     ])  # fmt: skip
     assert len(store_keys(store)) == CALLS + 1
 
-    pruned = pytester.runpytest_subprocess(*strict, "--karenina-replay-prune")
+    pruned = pytester.runpytest(*strict, "--karenina-replay-prune")
     pruned.assert_outcomes(passed=2, failed=2, skipped=1)
     pruned.stdout.fnmatch_lines([
         f"karenina replay: {CALLS} entries used, 0 added, 1 unused of {CALLS + 1} in calls.jsonl",
@@ -124,7 +126,7 @@ def test_a_changed_template_re_runs_only_its_judge_call(
     assert old in text
     path.write_text(text.replace(old, "Symbol of the chemical element", 1))
 
-    again = pytester.runpytest_subprocess(*args, "--karenina-replay", "replay")
+    again = pytester.runpytest(*args, "--karenina-replay", "replay")
     again.assert_outcomes(passed=2, failed=2, skipped=1)
     new_requests = openai_server.chat_requests[before:]
     assert len(new_requests) == 1 and new_requests[0].structured  # the parse of mq004 only

@@ -19,7 +19,7 @@ def dist_args(request: pytest.FixtureRequest) -> list[str]:
 def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> pytest.RunResult:
     scripted(server)
     path = copy_checkpoint(pytester)
-    return pytester.runpytest_subprocess("--karenina", str(path), *endpoint_args(server), *extra)
+    return pytester.runpytest("--karenina", str(path), *endpoint_args(server), *extra)
 
 
 def test_junit_properties_and_outcomes(

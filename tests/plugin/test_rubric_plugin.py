@@ -51,7 +51,7 @@ def run(
     scripted(server, CHECKPOINT)
     path = copy_checkpoint(pytester, CHECKPOINT)
     junit = pytester.path / "junit.xml"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(server), f"--junitxml={junit}", *extra
     )
     return result, junit
@@ -134,7 +134,7 @@ def test_bad_gate_rules_are_usage_errors(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
     path = copy_checkpoint(pytester, CHECKPOINT)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server),
         "--karenina-rubric-gates=Clarity=>3",
     )  # fmt: skip

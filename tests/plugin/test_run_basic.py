@@ -13,9 +13,7 @@ def test_questions_become_items_with_verdicts(
 ) -> None:
     scripted(openai_server)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest_subprocess(
-        "--karenina", str(path), *endpoint_args(openai_server), "-rA"
-    )
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-rA")
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     assert (
         "SKIPPED [1] multi_question.jsonld: question is marked finished: false"

@@ -31,7 +31,7 @@ def test_no_artifact_of_a_run_holds_a_secret(
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     out = pytester.path / "out"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server),
         "--karenina-replay", "record", f"--karenina-replay-store={out / 'store.jsonl'}",
         f"--karenina-results={out / 'results.json'}", f"--junitxml={out / 'junit.xml'}",

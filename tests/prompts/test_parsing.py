@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.checkpoint import load_checkpoint
 from pytest_karenina.prompts import parsing_messages, parsing_system_text, sufficiency_messages
 from pytest_karenina.prompts.parsing import PARSING_SYSTEM
 from pytest_karenina.templates import BaseAnswer, compile_template, judge_schema
 from pytest_karenina.templates.extraction import relaxed_class
-from tests.helpers import fixture_templates
+from tests.helpers import FIXTURE_CHECKPOINTS, fixture_templates
 
 CANARY = "CANARY"
 CANARY_TEMPLATES = {
@@ -86,8 +87,20 @@ def test_no_ground_truth_reaches_any_judge_prompt(name: str) -> None:
         assert "__verification__" not in text and "ground_truth" not in text
 
 
+def test_fixture_templates_are_all_found() -> None:
+    """The fixture template list holds one template per question of the fixture checkpoints
+    (counted by loading them), so the loops over it cannot pass vacuously."""
+    templates = fixture_templates()
+    questions = sum(len(load_checkpoint(path).questions) for path in FIXTURE_CHECKPOINTS)
+    assert len(FIXTURE_CHECKPOINTS) >= 4
+    assert len(templates) == questions >= 10
+    assert all(code.strip() for _, _, code in templates)
+
+
 def test_fixture_templates_never_leak_verification_metadata() -> None:
-    for _, question_id, code in fixture_templates():
+    templates = fixture_templates()
+    assert len(templates) >= 10
+    for _, question_id, code in templates:
         answer_class = compile_template(code, question_id=question_id)
         text = _text(parsing_messages("Q?", "A.", judge_schema(answer_class)))
         assert "__verification__" not in text and "ground_truth" not in text

@@ -112,7 +112,8 @@ class ResultSummary:
 
 @dataclass(frozen=True)
 class RubricTally:
-    """Gated traits that passed, gated traits, and traits with a value, over an item."""
+    """Over an item's results: gated traits that passed, gated traits, and traits graded
+    (dynamic traits the response did not touch are not graded)."""
 
     passed: int = 0
     gated: int = 0

@@ -1,0 +1,204 @@
+"""Failure and error explanations: the compact text shown instead of a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_karenina.plugin.explain import (
+    MAX_VALUE,
+    VerificationFailed,
+    explain_error,
+    explain_result,
+    explain_unmeasured,
+    explain_verdict,
+    short,
+    trait_check_line,
+)
+from pytest_karenina.plugin.verdict import Outcome, Verdict
+from pytest_karenina.rubrics.gates import TraitCheck
+from tests.plugin_units.units_helpers import (
+    TEMPLATE_CODE,
+    errored,
+    fields_result,
+    graded,
+    verdicts_of,
+)
+from tests.results.builders import result
+
+MODELS = "  answering gpt-4o (langchain), parsing gpt-4o"
+
+
+def test_explain_error_names_stage_category_and_message() -> None:
+    """One pair of lines per result; a result without a failure record says unknown."""
+    unknown = result(None, meta={"completed_without_errors": False, "replicate": 2})
+    text = explain_error([errored("parsing", "parse_template", "judge reply is not JSON"), unknown])
+    assert text.splitlines() == [
+        "pipeline error in parse_template (parsing): judge reply is not JSON",
+        MODELS,
+        "pipeline error: unknown error",
+        MODELS + ", replicate 2",
+    ]
+
+
+def test_explain_verdict_of_a_template_failure() -> None:
+    """The deciding stage, the field table with its FAIL row, regex and overrides."""
+    built = fields_result(
+        symbol="Ag",
+        verify_granular_result=0.5,
+        regex_validation_results={"cites": False, "units": True},
+        field_verification_error="ZeroDivisionError: division by zero",
+    )
+    (verdict,) = verdicts_of(built)
+    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+        "verify_result False (decided by VerifyTemplate), granular score 0.50",
+        MODELS,
+        "  field | expected | parsed | primitive | result",
+        "  symbol | 'Au' | 'Ag' | ExactMatch | FAIL",
+        "  year | 1928 | 1928 | NumericExact | pass",
+        "  regex cites: FAIL",
+        "  regex units: pass",
+        "  verify() raised: ZeroDivisionError: division by zero",
+    ]
+
+
+def test_explain_verdict_of_an_abstention() -> None:
+    """The abstention check decided; its reasoning and override are shown."""
+    built = result(
+        False,
+        abstention_detected=True,
+        abstention_override_applied=True,
+        abstention_reasoning="The model declined to answer.",
+    )
+    (verdict,) = verdicts_of(built)
+    assert verdict.category is Outcome.ABSTAINED
+    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+        "verify_result False (decided by AbstentionCheck)",
+        MODELS,
+        "  abstention: 'The model declined to answer.'",
+        "  override: abstention detected: verdict forced to false",
+    ]
+
+
+def test_explain_verdict_of_an_insufficient_response() -> None:
+    """An insufficient response shows the sufficiency reasoning."""
+    built = result(
+        False,
+        sufficiency_detected=False,
+        sufficiency_override_applied=True,
+        sufficiency_reasoning="No year given.",
+    )
+    (verdict,) = verdicts_of(built)
+    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    assert lines[0] == "verify_result False (decided by SufficiencyCheck)"
+    assert "  insufficient: 'No year given.'" in lines
+
+
+def test_explain_verdict_of_a_rubric_failure_without_template_verdict() -> None:
+    """rubric_only: the rubric verdict, then the gate count and each failing trait."""
+    built = graded(
+        None,
+        reasoning={"Clarity": "Rambling and\nvague."},
+        Clarity=2,
+        Safe=False,
+        Cites=True,
+    )
+    (verdict,) = verdicts_of(built)
+    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+        "rubric verdict: rubric_fail",
+        MODELS,
+        "  rubric gate: 2 of 3 gated traits failed",
+        "  trait Clarity (llm score 1-5): 2, needs >= 3 (of 1-5); judge: 'Rambling and\\nvague.'",
+        "  trait Safe (llm boolean): false, needs == true",
+    ]
+
+
+def test_explain_verdict_with_template_and_rubric_failure() -> None:
+    """Under template_and_rubric gating both parts are explained."""
+    (verdict,) = verdicts_of(graded(True, Clarity=1))
+    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    assert lines[0] == "verify_result True (decided by VerifyTemplate)"
+    assert lines[-2:] == [
+        "  rubric gate: 1 of 1 gated traits failed",
+        "  trait Clarity (llm score 1-5): 1, needs >= 3 (of 1-5)",
+    ]
+
+
+def test_explain_unmeasured() -> None:
+    """Each result names its gated traits without a value."""
+    verdicts = verdicts_of(graded(None, errors={"Safe": "judge call failed"}, Clarity=4))
+    assert explain_unmeasured(verdicts).splitlines() == [
+        "rubric traits that decide the verdict could not be measured:",
+        "  trait Safe (llm boolean): no value (judge call failed)",
+        MODELS,
+    ]
+
+
+def test_unmeasured_traits_are_listed_before_failing_ones() -> None:
+    """The rubric explanation counts both kinds and lists the unmeasured first."""
+    (verdict,) = verdicts_of(graded(None, errors={"Safe": "timeout"}, Clarity=1))
+    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    assert lines[2:] == [
+        "  rubric gate: 1 of 2 gated traits failed",
+        "  rubric gate: 1 of 2 gated traits have no value",
+        "  trait Safe (llm boolean): no value (timeout)",
+        "  trait Clarity (llm score 1-5): 1, needs >= 3 (of 1-5)",
+    ]
+
+
+def test_verification_failed_explains_every_verdict() -> None:
+    """The exception's text joins each verdict's explanation with a blank line."""
+    verdicts = verdicts_of(fields_result(), graded(None, Clarity=1))
+    failure = VerificationFailed(verdicts, TEMPLATE_CODE)
+    assert isinstance(failure, AssertionError)
+    first, second = failure.explain().split("\n\n")
+    assert first == explain_result(verdicts[0].result, TEMPLATE_CODE)
+    assert second.startswith("rubric verdict: rubric_fail\n")
+
+
+@pytest.mark.parametrize(
+    ("check", "line"),
+    [
+        (TraitCheck("Safe", "llm boolean", True, True, True, bound="== true"),
+         "  trait Safe (llm boolean): true, needs == true"),
+        (TraitCheck("tone", "llm literal", "formal", False, None),
+         "  trait tone (llm literal): 'formal'"),
+        (TraitCheck("Clarity", "llm score 1-5", None, True, None, error="no value"),
+         "  trait Clarity (llm score 1-5): no value (no value)"),
+        (TraitCheck("x", "metric tp_only", {"f1": 0.5}, True, False, bound="f1>=0.8",
+                    reasoning="ok"),
+         '  trait x (metric tp_only): {"f1": 0.5}, needs f1>=0.8; judge: \'ok\''),
+    ],
+)  # fmt: skip
+def test_trait_check_line(check: TraitCheck, line: str) -> None:
+    """Value (or why there is none), bound and the judge's reasoning."""
+    assert trait_check_line(check) == line
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("Au", "'Au'"),
+        (1928, "1928"),
+        (None, "null"),
+        (True, "true"),
+        (["a", "b"], '["a", "b"]'),
+        ({"k": "é"}, '{"k": "é"}'),
+        ("two   spaced\n\nlines", "'two spaced\\n\\nlines'"),
+    ],
+)
+def test_short(value: object, text: str) -> None:
+    """Strings are quoted, other values JSON, whitespace runs collapsed."""
+    assert short(value) == text
+
+
+def test_short_truncates() -> None:
+    """Long values are cut to the limit, ending in an ellipsis."""
+    text = short("x" * 200)
+    assert len(text) == MAX_VALUE and text == "'" + "x" * (MAX_VALUE - 4) + "..."
+    assert short(list(range(100)), limit=10) == "[0, 1, ..."
+
+
+def test_verdict_without_checks_has_no_rubric_lines() -> None:
+    """A plain template verdict adds no rubric gate lines."""
+    verdict = Verdict(fields_result(symbol="Au"), [], Outcome.PASS)
+    assert "rubric gate" not in explain_verdict(verdict, TEMPLATE_CODE)
