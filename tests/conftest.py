@@ -1,3 +1,24 @@
 """Shared fixtures for the whole test suite."""
 
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pytest
+
 pytest_plugins = ["pytester", "tests.support.openai_fixtures"]
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytest's ``pytester``, with Python's default warning filters while the test runs.
+
+    An in-process run would otherwise inherit this suite's ``filterwarnings = error``
+    (a warning of some plugin of the environment would then break the run); a run in its
+    own process starts with the default filters, and so does every run here. The runs' own
+    pytest still catches and reports their warnings.
+    """
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        yield pytester

@@ -44,6 +44,8 @@ def worker_share(config: pytest.Config, items: Sequence[ItemT]) -> list[ItemT]:
 
 
 def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The scheduler of an xdist controller (only ever called by xdist, so xdist is there)."""
+    # Imported here: this module loads in runs without xdist too.
     from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 
     class PartitionScheduling(LoadScheduling):  # type: ignore[misc]

@@ -5,10 +5,6 @@ process is the point (signals, a fresh interpreter's imports). An in-process run
 module it imported first when it ends, so the plugin's dependencies are imported here once
 per test session: no run pays seconds of imports again, and no run builds a second copy of
 a class that an earlier run's objects still use.
-
-An in-process run would also inherit this suite's ``filterwarnings = error``; a run in its
-own process starts with Python's default filters, and so does every run here (the runs'
-own pytest still catches and reports their warnings).
 """
 
 from __future__ import annotations
@@ -16,8 +12,6 @@ from __future__ import annotations
 import gc
 import importlib
 import pkgutil
-import warnings
-from collections.abc import Iterator
 
 import pytest
 
@@ -48,11 +42,3 @@ gc.freeze()
 def endpoint_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OPENAI_API_KEY`` for the openai_endpoint models of the runs (inherited by subprocesses)."""
     use_key(monkeypatch)
-
-
-@pytest.fixture(autouse=True)
-def default_warning_filters() -> Iterator[None]:
-    """Python's default warning filters for the runs of a test, as in a fresh process."""
-    with warnings.catch_warnings():
-        warnings.resetwarnings()
-        yield

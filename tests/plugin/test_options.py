@@ -57,13 +57,16 @@ karenina_concurrency = 3
 karenina_mode = template_only
 """
     )
-    result = pytester.runpytest("--collect-only", "-q", "--karenina-concurrency", "5")
-    assert "4 tests collected" in result.stdout.str() or "5 tests collected" in result.stdout.str()
+    result = pytester.runpytest("--collect-only", "-q")
+    assert "5 tests collected" in result.stdout.str()  # the ini names the checkpoint
     header = pytester.runpytest("--collect-only")
     header.stdout.fnmatch_lines([
         "karenina: answering test-model; parsing test-model",
         "karenina: mode template_only, replicates 1, concurrency 3, replay off",
     ])  # fmt: skip
+    # The command line wins over the ini.
+    overridden = pytester.runpytest("--collect-only", "--karenina-concurrency", "5")
+    overridden.stdout.fnmatch_lines(["karenina: mode template_only, *, concurrency 5, *"])
 
 
 def test_strict_replay_plays_back_offline_and_misses_are_errors(

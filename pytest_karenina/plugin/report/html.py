@@ -172,6 +172,7 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
 
 def add_extras(report: pytest.TestReport, payload: ItemPayload, include_trace: bool) -> None:
     """Append the item's html extra to ``report.extras`` (created when missing)."""
+    # Imported here: only runs that write an HTML report have pytest-html active.
     from pytest_html import extras  # type: ignore[import-untyped]
 
     found = getattr(report, "extras", None)
