@@ -15,32 +15,22 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 
-from pytest_karenina.config.choices import SupportedInterface
+from pytest_karenina.config.choices import EvaluationMode, SupportedInterface
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.sections import (
     DEFAULT_ANSWERING_SYSTEM_PROMPT,
+    PromptTaskField,
     UnsupportedFeature,
 )
 
 if TYPE_CHECKING:
     from pytest_karenina.config.verification import VerificationConfig
 
-RUBRIC_MODES = ("template_and_rubric", "rubric_only")
+RUBRIC_MODES: tuple[EvaluationMode, ...] = ("template_and_rubric", "rubric_only")
 SUPPORTED_INTERFACES: tuple[SupportedInterface, ...] = get_args(SupportedInterface)
 PROVIDER_INTERFACES = ("langchain", "langchain_deep_agents")
 DEEP_AGENT_INTERFACES = ("claude_agent_sdk", "langchain_deep_agents")
-SHORTCUTS = {
-    f"{slot}_instructions": slot
-    for slot in (
-        "generation",
-        "parsing",
-        "abstention_detection",
-        "sufficiency_detection",
-        "rubric_evaluation",
-        "agentic_parsing",
-        "deep_judgment",
-    )
-}
+SHORTCUTS = {f"{slot}_instructions": slot for slot in get_args(PromptTaskField)}
 """Shortcut key -> the ``prompt_config`` slot it fills when that slot is empty."""
 
 

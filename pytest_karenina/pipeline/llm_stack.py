@@ -74,8 +74,9 @@ class LLMStack:
     """Builds, caches and hands out the LLM ports of one run.
 
     :attr:`answering_models` and :attr:`parsing_models` are the config's models, stamped
-    once; tasks built from them find their ports by identity. A model the stack did not
-    stamp (a hand-built task) gets the raw stack of an equal model, built once.
+    once; tasks built from them find their ports by identity, built on first use. A model
+    the stack did not stamp (a hand-built task) gets ports over the raw stack of an equal
+    model, built once.
     """
 
     def __init__(
@@ -89,23 +90,22 @@ class LLMStack:
         self.replay = replay if replay is not None and replay.mode != "off" else None
         self.adapter_factory = adapter_factory or default_adapter
         self.answering_models, self.parsing_models = config.stamped_models()
+        # The stack holds these models, so their ids cannot be reused by other objects.
+        self._own_ids = {id(model) for model in [*self.answering_models, *self.parsing_models]}
         self._lock = threading.Lock()
         self._raw: dict[str, RawModel] = {}
-        # Keyed by the ids of the two models; the entry holds both models, so the ids stay
-        # theirs for as long as the entry exists.
-        self._pairs: dict[tuple[int, int], tuple[ModelConfig, ModelConfig, ModelPairLLMs]] = {}
+        self._pairs: dict[tuple[int, int], ModelPairLLMs] = {}
 
     def pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
-        """The ports of ``answering`` x ``parsing`` (built on first use)."""
+        """The ports of ``answering`` x ``parsing``."""
         key = (id(answering), id(parsing))
-        entry = self._pairs.get(key)
-        if entry is None:
+        found = self._pairs.get(key)
+        if found is None:
             with self._lock:
-                entry = self._pairs.get(key)
-                if entry is None:
-                    entry = (answering, parsing, self._build_pair(answering, parsing))
-                    self._pairs[key] = entry
-        return entry[2]
+                found = self._pairs.get(key) or self._build_pair(answering, parsing)
+                if self._own_ids.issuperset(key):
+                    self._pairs[key] = found
+        return found
 
     def _build_pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
         native = parsing.interface in ("langchain", "openai_endpoint")

@@ -16,7 +16,11 @@ import pkgutil
 import pytest
 
 import pytest_karenina
-from tests.plugin.plugin_helpers import use_key
+from pytest_karenina.pipeline.run import run_verification
+from tests.e2e.cases import checkpoint
+from tests.e2e.scripting import make_config
+from tests.plugin.plugin_helpers import MULTI, scripted, use_key
+from tests.support.openai_server import OpenAIServer
 
 PRELOADED = (
     "hypothesis",  # its pytest plugin imports it at the end of every run
@@ -36,6 +40,19 @@ for _module in pkgutil.walk_packages(pytest_karenina.__path__, "pytest_karenina.
 # Every in-process run ends with full garbage collections (pytest looks for unraisable
 # exceptions); the modules above live until the end, so keep them out of every collection.
 gc.freeze()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def first_calls_imported() -> None:
+    """One benchmark run over HTTP before any run of a test: what an LLM call imports on
+    first use (the HTTP stack, parts of the SDK) is then loaded for good. Imported inside a
+    run, it would be dropped at the run's end, maybe while a pipeline thread still imports
+    it (an ImportError naming a module of the HTTP stack)."""
+    with pytest.MonkeyPatch.context() as monkeypatch, OpenAIServer() as server:
+        use_key(monkeypatch)
+        scripted(server)
+        results = run_verification(checkpoint(MULTI), make_config(server)).results
+    assert results and all(r.metadata.completed_without_errors for r in results)
 
 
 @pytest.fixture(autouse=True)
