@@ -183,8 +183,9 @@ class ItemPayload:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ItemPayload:
-        simple = {"question_id", "question", "answering_model", "replicate", "score"}
-        simple |= {"input_tokens", "output_tokens", "results"}
+        simple = {f.name for f in dataclasses.fields(cls)} - {
+            "nodeid", "category", "rubric", "summaries",
+        }  # fmt: skip
         return cls(
             nodeid=str(data.get("nodeid") or ""),
             category=Outcome(data.get("category") or Outcome.NO_VERDICT),
