@@ -49,6 +49,7 @@ _BY_TYPE_NAME: dict[str, ErrorClass] = {
     "RemoteProtocolError": "connection",  # server closed the connection mid-response
     "ConnectionError": "connection",  # builtin and requests
     "InternalServerError": "server_error",
+    "MalformedReplyError": "server_error",  # openai_endpoint: a 200 that is no completion
     "ServiceUnavailableError": "server_error",
     "AuthenticationError": "auth",
     "PermissionDeniedError": "auth",

@@ -14,11 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
+from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
@@ -39,13 +41,20 @@ def default_adapter(model: ModelConfig) -> RawModel:
         if isinstance(traces, Mapping):
             return ManualModel(traces)
         raise ValueError("a manual model needs manual_traces: a JSON file path or a mapping")
+    if model.interface == "openai_endpoint":
+        return OpenAIEndpointModel(model)
     return LangChainModel(model)
 
 
 def model_secrets(model: ModelConfig) -> list[str]:
-    """The secret values of ``model`` (to keep them out of logs and recordings)."""
+    """The secret values of ``model`` (to keep them out of logs and recordings): its API keys
+    and the ``user:password`` of a base URL that carries one."""
     values = [model.endpoint_api_key, model.anthropic_api_key]
-    return [secret.get_secret_value() for secret in values if secret is not None]
+    found = [secret.get_secret_value() for secret in values if secret is not None]
+    for url in (model.endpoint_base_url, model.anthropic_base_url):
+        credentials = urlsplit(url).netloc.rpartition("@")[0] if url else ""
+        found.extend(part for part in (credentials, credentials.partition(":")[2]) if part)
+    return found
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,7 @@ class LLMStack:
         self._own_ids = {id(model) for model in [*self.answering_models, *self.parsing_models]}
         self._lock = threading.Lock()
         self._raw: dict[str, RawModel] = {}
+        self._adapters: list[RawModel] = []
         self._pairs: dict[tuple[int, int], ModelPairLLMs] = {}
 
     def pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
@@ -106,6 +116,27 @@ class LLMStack:
                 if self._own_ids.issuperset(key):
                     self._pairs[key] = found
         return found
+
+    def prepare(self) -> None:
+        """Build the ports of every pair of the stack's own models, and their clients, now.
+
+        Call it in the main thread before worker threads start: they then find every model
+        ready (provider SDKs imported, connection pools made) instead of queueing behind the
+        first thread's imports. A model that cannot be built is left to fail its own calls.
+        """
+        for answering in self.answering_models:
+            for parsing in self.parsing_models:
+                try:
+                    self.pair(answering, parsing)
+                except Exception:
+                    continue
+        for adapter in list(self._adapters):
+            prepare = getattr(adapter, "prepare", None)
+            try:
+                if prepare is not None:
+                    prepare()
+            except Exception:
+                continue
 
     def _build_pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
         native = parsing.interface in ("langchain", "openai_endpoint")
@@ -126,6 +157,7 @@ class LLMStack:
 
     def _build_raw(self, model: ModelConfig) -> RawModel:
         adapter = self.adapter_factory(model)
+        self._adapters.append(adapter)
         # Manual answers are local already, and they depend on the question id,
         # which is not part of a replay key.
         replay = self.replay if model.interface != "manual" else None

@@ -223,6 +223,7 @@ def run_verification(
             results[index] = result
 
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)
+    factory.prepare()
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="karenina") as pool:
         for future in [pool.submit(run_group, indices) for indices in groups.values()]:
             future.result()

@@ -62,6 +62,7 @@ class Prefetcher:
         for item in items:
             if item.runnable:
                 self._submit(item)
+        self.llm.prepare()
         for index in range(self.settings.concurrency):
             thread = threading.Thread(target=self._work, name=f"karenina-{index}", daemon=True)
             thread.start()

@@ -20,7 +20,11 @@ import pytest
 
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.prefetch import Prefetcher
-from pytest_karenina.plugin.report.header import header_lines
+from pytest_karenina.plugin.report.header import (
+    COMPACT_SUMMARY_FAILURES,
+    compact_summary_line,
+    header_lines,
+)
 from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
 from pytest_karenina.plugin.report.junit import write_gate_properties
 from pytest_karenina.plugin.report.payload import ItemPayload
@@ -169,7 +173,27 @@ class ControllerPlugin:
 
     def pytest_report_header(self) -> list[str]:
         distributed = self.role is ProcessRole.XDIST_CONTROLLER
-        return header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
+        lines = header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
+        if self._tb_unchosen():
+            lines.append(compact_summary_line())
+        return lines
+
+    def _tb_unchosen(self) -> bool:
+        return bool(self.config.getoption("tbstyle", "auto") == "auto")
+
+    def _compact_failure_summary(self) -> None:
+        """Switch to ``--tb=line`` when many questions failed and the user chose no style."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or not self._tb_unchosen():
+            return
+        payloads = self.summary.payloads
+        failed = sum(1 for report in reporter.stats.get("failed", ()) if report.nodeid in payloads)
+        if failed > COMPACT_SUMMARY_FAILURES:
+            self.config.option.tbstyle = "line"
+            reporter.write_line(
+                f"karenina: {failed} failed questions: compact failure summary (--tb=line); "
+                "pass --tb=short for pytest's full layout"
+            )
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.settings.results is not None:
@@ -195,6 +219,7 @@ class ControllerPlugin:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
             self.writer.close(complete=not interrupted)
         self.summary.apply_gate(session, self.settings.min_pass_rate)
+        self._compact_failure_summary()
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -51,4 +51,4 @@ def test_export_of_a_real_run_round_trips(openai_server: OpenAIServer, tmp_path:
     ]
     error = loaded.results[2].metadata
     assert error.completed_without_errors is False
-    assert error.error is not None and "Error code: 401" in error.error
+    assert error.error is not None and "HTTP 401" in error.error

@@ -162,7 +162,7 @@ def test_client_errors_fail_their_item_at_once(
     meta = failed.metadata
     assert failed.verify_result is None
     assert meta.completed_without_errors is False
-    assert meta.error is not None and f"Error code: {status}" in meta.error
+    assert meta.error is not None and f"HTTP {status}" in meta.error
     assert "not retried" in meta.error and API_KEY not in meta.error
     assert meta.failure is not None and meta.failure.category == category
     assert meta.failure.group == "system"

@@ -103,8 +103,8 @@ def test_langchain_openai_model_enforces_the_timeout_per_request(
 
     openai_server.script(Fault.timeout(seconds=30), "On time.")
     config = ModelConfig(
-        id="m", model_name="test-model", interface="openai_endpoint",
-        endpoint_base_url=openai_server.base_url, endpoint_api_key="test-key",
+        id="m", model_name="test-model", model_provider="openai", interface="langchain",
+        extra_kwargs={"base_url": openai_server.base_url, "api_key": "test-key"},
         request_timeout=60.0,
     )  # fmt: skip
     adapter = LangChainModel(config)

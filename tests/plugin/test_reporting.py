@@ -77,3 +77,25 @@ def test_without_gate_any_failure_fails_the_run(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
     assert run(pytester, openai_server).ret == 1
+
+
+@pytest.mark.parametrize("tb", [None, "--tb=short"])
+def test_many_failures_get_the_compact_summary_unless_tb_is_chosen(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    tb: str | None,
+) -> None:  # fmt: skip
+    monkeypatch.setattr("pytest_karenina.plugin.roles.COMPACT_SUMMARY_FAILURES", 1)
+    result = run(pytester, openai_server, *([tb] if tb else []))
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    headline = "_* question mq002 _*"  # pytest's per-failure title, absent in the line style
+    if tb is None:
+        result.stdout.fnmatch_lines(
+            ["karenina: past * failed questions the failure summary is compact (--tb=line)*",
+             "karenina: 2 failed questions: compact failure summary (--tb=line)*",
+             "*FAILURES*", "*verify*"]
+        )  # fmt: skip
+        result.stdout.no_fnmatch_line(headline)
+    else:
+        result.stdout.fnmatch_lines([headline])
+        result.stdout.no_fnmatch_line("karenina:*compact*")

@@ -68,7 +68,28 @@ def test_nothing_fires_after_the_block_and_threads_do_not_interfere() -> None:
     for thread in threads:
         thread.join(timeout=30)
     assert errors == []
-    assert not any(t.name == "karenina-template-watchdog" for t in threading.enumerate())
+    watchdogs = [t for t in threading.enumerate() if t.name == "karenina-template-watchdog"]
+    assert len(watchdogs) <= 1  # one shared watcher, not one per block
+
+
+def test_an_earlier_deadline_wakes_the_watcher_from_a_later_one() -> None:
+    started = threading.Event()
+
+    def long_block() -> None:
+        with time_limit(60.0, "patient"):
+            started.set()
+            time.sleep(0.5)
+
+    waiting = threading.Thread(target=long_block)
+    waiting.start()
+    started.wait(timeout=30)
+    try:
+        with pytest.raises(TemplateTimeout, match="hasty"):
+            with time_limit(0.1, "hasty"):
+                while True:
+                    pass
+    finally:
+        waiting.join(timeout=30)
 
 
 def test_a_looping_template_is_a_template_error_once_and_then_cached() -> None:

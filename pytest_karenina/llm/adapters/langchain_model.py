@@ -1,15 +1,20 @@
-"""Models reached through LangChain: any ``init_chat_model`` provider, or an
-OpenAI-compatible endpoint through ``ChatOpenAI``."""
+"""Models reached through LangChain: any ``init_chat_model`` provider (the ``langchain``
+interface), with LangChain's callbacks and tracing.
+
+An OpenAI-compatible server can be reached this way too, for its tracing: provider
+``openai`` with ``base_url`` (and ``api_key``) in ``extra_kwargs``. The ``openai_endpoint``
+interface reaches it without LangChain, at a fraction of the CPU (``openai_endpoint.py``).
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
+from pytest_karenina.llm.strict_schema import ResponseFormats
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -19,9 +24,6 @@ if TYPE_CHECKING:
 
 _IMPORTS = threading.Lock()
 """Serialises model construction across all models: it imports provider packages."""
-
-ENDPOINT_KEY_VARIABLE = "OPENAI_API_KEY"
-"""Environment variable read for an ``openai_endpoint`` model without ``endpoint_api_key``."""
 
 
 def to_langchain(messages: Sequence[ChatMessage]) -> list[BaseMessage]:
@@ -52,28 +54,25 @@ def token_usage(message: Any) -> Usage:
 class LangChainModel:
     """A :class:`~pytest_karenina.llm.ports.RawModel` over a LangChain chat model.
 
-    The chat model is built on first use (``init_chat_model`` for the
-    ``langchain`` interface, ``ChatOpenAI`` with ``base_url`` for
-    ``openai_endpoint``) with SDK retries off: retrying is the transport's job.
+    The chat model is built by ``init_chat_model`` on first use (or by :meth:`prepare`)
+    with SDK retries off: retrying is the transport's job.
     """
 
     def __init__(self, config: ModelConfig, *, chat_model: BaseChatModel | None = None) -> None:
         self.config = config
         self._chat_model = chat_model
+        self._formats = ResponseFormats()
 
     @property
     def replay_identity(self) -> dict[str, Any]:
         config = self.config
-        identity: dict[str, Any] = {
+        return {
             "adapter": config.interface,
             "provider": config.model_provider,
             "model": config.model_name,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
         }
-        if config.interface == "openai_endpoint":
-            identity["base_url"] = config.endpoint_base_url
-        return identity
 
     def _model(self) -> BaseChatModel:
         with _IMPORTS:
@@ -91,17 +90,6 @@ class LangChainModel:
         }
         if config.request_timeout is not None:
             options["timeout"] = config.request_timeout
-        if config.interface == "openai_endpoint":
-            from langchain_openai import ChatOpenAI
-
-            secret = config.endpoint_api_key
-            key = secret.get_secret_value() if secret else os.environ.get(ENDPOINT_KEY_VARIABLE)
-            return ChatOpenAI(
-                model=config.model_name or "",
-                base_url=config.endpoint_base_url,
-                api_key=key or "not-needed",  # local servers often accept any key
-                **options,
-            )
         from langchain.chat_models import init_chat_model
 
         model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
@@ -130,12 +118,8 @@ class LangChainModel:
             # The same request on the wire as with_structured_output, at a fraction of the
             # client-side CPU: inside extra_body the schema skips langchain-openai's parse
             # path and openai's per-request type walk (docs/performance.md).
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": request.json_schema, "strict": False},
-            }
             extra_body = {**(getattr(model, "extra_body", None) or {})}
-            extra_body["response_format"] = response_format
+            extra_body["response_format"] = self._formats.get(name, request.json_schema)
             return self._reply(model.invoke(messages, extra_body=extra_body, **options))
         schema = {"title": name, **request.json_schema}
         structured = model.with_structured_output(schema, include_raw=True)
