@@ -1,21 +1,28 @@
-"""The plugin through pytest: throughput, startup cost, collection time (run by hand).
+"""The plugin through pytest: throughput, CPU, end of session, memory, start-up, collection.
 
     python benchmarks/bench_plugin.py [--questions 500] [--concurrency 32] [--latency 0.2]
-                                      [--collect 10000] [--startup-runs 15]
+                                      [--large 5000] [--collect 10000] [--startup-runs 15]
+                                      [--only throughput,cpu,xdist,startup,collect]
 
-1. Throughput: the pipeline benchmark's 500 generated questions (three LLM calls each)
-   in a checkpoint file, ``pytest --karenina FILE --karenina-concurrency C`` against the
-   scripted server child (benchmarks/bench_pipeline.py) at ``--latency``; then the same
-   with ``-n 2``. Wall time is pytest's own session time (the "in X s" of its last line,
-   from session start to end, so interpreter start-up is not counted) against the ideal
-   ``ceil(N / C) x calls x latency`` (with ``-n 2``: C per worker, so N / 2 per worker;
-   run once with C per worker and once with C / 2, the same total in flight).
-2. Start-up: median wall time of ``pytest --co -q`` in an empty directory with the plugin
-   installed but inactive, against ``-p no:karenina``.
-3. Collection: ``pytest --karenina FILE --collect-only -q`` on a 10,000-question
-   checkpoint, pytest's session time.
+1. Throughput: the pipeline benchmark's generated questions (``template_only``, two LLM
+   calls each) in a checkpoint file, ``pytest --karenina FILE --karenina-concurrency C``
+   against the scripted server child (benchmarks/bench_pipeline.py) at ``--latency``, at
+   concurrency C and 4 C. Reported: pytest's own session time (the "in X s" of its last
+   line) against the ideal ``ceil(N / C) x calls x latency``, and the whole process (``time
+   pytest ...``) against ideal + 1.5 s; with all plugins of the environment and with ``-p
+   no:langsmith_plugin -p no:hypothesispytest`` (plugins other packages install, loaded by
+   every pytest run).
+2. CPU: the same at 0 ms latency for N and for ``--large`` questions; the process's CPU
+   (user + system) per question, and the marginal CPU per question between the two sizes.
+   The large run also reports the time from the end of the run loop to the exit of the
+   process (end of session, summary, exit) and the peak RSS growth per question from the
+   start of the run loop, recorded by a ``conftest.py`` probe.
+3. ``-n 2``; start-up with the plugin installed but inactive against ``-p no:karenina``
+   (median); ``--collect-only`` of a ``--collect``-question checkpoint.
 
-Targets (docs/performance.md): throughput within 1.2x of ideal, with and without ``-n 2``;
+Targets (docs/performance.md): session within 1.10x of ideal at C=32 and 1.3x at C=128;
+the process within 1.10x of ideal + 1.5 s; CPU under 8 ms per question; end of session
+plus exit under 3 s and peak RSS growth under 20 KB per question for 5,000 questions;
 start-up cost < 50 ms; collecting 10,000 questions < 3 s.
 """
 
@@ -25,6 +32,7 @@ import argparse
 import math
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,6 +47,27 @@ import bench_pipeline  # noqa: E402  (a sibling script, not a package)
 
 SESSION_TIME = re.compile(r" in ([0-9.]+)s")
 API_KEY = "bench-key"
+OTHER_PLUGINS_OFF = ["-p", "no:langsmith_plugin", "-p", "no:hypothesispytest"]
+PROBE = """
+import time
+import pytest
+
+def _kb(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    start_rss = _kb("VmRSS:")
+    try:
+        return (yield)
+    finally:
+        with open("probe.txt", "w") as out:
+            out.write(f"{time.time()} {start_rss} {_kb('VmHWM:')}")
+"""
 
 
 def session_seconds(output: str) -> float:
@@ -64,30 +93,81 @@ def pytest_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def throughput(questions: int, concurrency: int, latency: float, workers: int) -> None:
-    with tempfile.TemporaryDirectory() as temp, bench_pipeline.server_process(latency) as server:
-        path = write_checkpoint(questions, Path(temp), "bench.jsonld")
-        args = [
-            "--karenina", str(path), "--karenina-endpoint", server.base_url,
-            "--karenina-answering-model", "test-model", "--karenina-abstention",
-            "--karenina-concurrency", str(concurrency), "-q",
-        ]  # fmt: skip
-        if workers > 1:
-            args += ["-n", str(workers)]
-        before = server.stats()
-        done = pytest_run(args, Path(temp))
-        after = server.stats()
+def timed_pytest(args: list[str], cwd: Path) -> tuple[str, float, float, float]:
+    """(stdout, process wall seconds, process CPU seconds, time.time() at its exit)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = pytest_run(args, cwd)
+    wall, ended = time.perf_counter() - start, time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}")
-    seconds = session_seconds(done.stdout)
-    calls = (after["requests"] - before["requests"]) / questions
-    per_worker = math.ceil(questions / workers)
-    ideal = math.ceil(per_worker / concurrency) * round(calls) * latency
-    label = f"-n {workers}" if workers > 1 else "one process"
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done.stdout, wall, cpu, ended
+
+
+def karenina_args(path: Path, base_url: str, concurrency: int) -> list[str]:
+    return [
+        "--karenina", str(path), "--karenina-endpoint", base_url,
+        "--karenina-answering-model", "test-model",
+        "--karenina-concurrency", str(concurrency), "-q",
+    ]  # fmt: skip
+
+
+def throughput(questions: int, concurrency: int, latency: float, workers: int = 1) -> None:
+    for extra in ([], OTHER_PLUGINS_OFF):
+        with (
+            tempfile.TemporaryDirectory() as temp,
+            bench_pipeline.server_process(latency) as server,
+        ):
+            path = write_checkpoint(questions, Path(temp), "bench.jsonld")
+            args = karenina_args(path, server.base_url, concurrency) + extra
+            if workers > 1:
+                args += ["-n", str(workers)]
+            before = server.stats()
+            output, wall, cpu, _ = timed_pytest(args, Path(temp))
+            after = server.stats()
+        seconds = session_seconds(output)
+        calls = (after["requests"] - before["requests"]) / questions
+        per_worker = math.ceil(questions / workers)
+        ideal = math.ceil(per_worker / concurrency) * round(calls) * latency
+        label = f"-n {workers}" if workers > 1 else "one process"
+        plugins = "other plugins off" if extra else "all plugins"
+        print(
+            f"throughput, {label}, {plugins}: {questions} questions, concurrency "
+            f"{concurrency}, {latency * 1000:.0f} ms, {calls:g} calls/question: session "
+            f"{seconds:.2f} s, ideal {ideal:.2f} s, ratio {seconds / ideal:.3f}; process "
+            f"{wall:.2f} s, ratio to ideal + 1.5 s {wall / (ideal + 1.5):.3f}, CPU {cpu:.2f} s"
+        )
+
+
+def cpu_run(questions: int, concurrency: int) -> tuple[float, float, float, int, int]:
+    """A 0 ms run: (process CPU s, process wall s, end of run loop to exit s, RSS at the
+    run loop's start KB, peak RSS KB)."""
+    with tempfile.TemporaryDirectory() as temp, bench_pipeline.server_process(0.0) as server:
+        path = write_checkpoint(questions, Path(temp), "bench.jsonld")
+        (Path(temp) / "conftest.py").write_text(PROBE)
+        args = karenina_args(path, server.base_url, concurrency) + OTHER_PLUGINS_OFF
+        _, wall, cpu, ended = timed_pytest(args, Path(temp))
+        loop_end, start_rss, peak = (Path(temp) / "probe.txt").read_text().split()
+    return cpu, wall, ended - float(loop_end), int(start_rss), int(peak)
+
+
+def cpu_and_large(questions: int, large: int, concurrency: int) -> None:
+    small_cpu, small_wall, _, _, small_peak = cpu_run(questions, concurrency)
+    big_cpu, big_wall, tail, start_rss, peak = cpu_run(large, concurrency)
+    marginal = (big_cpu - small_cpu) / (large - questions) * 1000
     print(
-        f"throughput, {label}: {questions} questions, concurrency {concurrency}, "
-        f"{latency * 1000:.0f} ms, {calls:g} calls/question: session {seconds:.2f} s, "
-        f"ideal {ideal:.2f} s, ratio {seconds / ideal:.3f}"
+        f"CPU at 0 ms, concurrency {concurrency}: {questions} questions {small_cpu:.2f} s "
+        f"({small_cpu / questions * 1000:.1f} ms/question, wall {small_wall:.2f} s); {large} "
+        f"questions {big_cpu:.2f} s ({big_cpu / large * 1000:.1f} ms/question, wall "
+        f"{big_wall:.2f} s); marginal {marginal:.1f} ms/question"
+    )
+    print(
+        f"large run, {large} questions at 0 ms: end of run loop to process exit {tail:.2f} s; "
+        f"peak RSS {peak / 1024:.0f} MB, growth from the run loop's start "
+        f"{(peak - start_rss) / large:.1f} KB/question; against {questions} questions "
+        f"{(peak - small_peak) / (large - questions):.1f} KB/question"
     )
 
 
@@ -126,14 +206,24 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--large", type=int, default=5000)
     parser.add_argument("--collect", type=int, default=10000)
     parser.add_argument("--startup-runs", type=int, default=15)
+    parser.add_argument("--only", default="throughput,cpu,xdist,startup,collect")
     args = parser.parse_args()
-    throughput(args.questions, args.concurrency, args.latency, 1)
-    throughput(args.questions, args.concurrency, args.latency, 2)
-    throughput(args.questions, args.concurrency // 2, args.latency, 2)  # same total in flight
-    startup(args.startup_runs)
-    collection(args.collect)
+    only = set(args.only.split(","))
+    n, concurrency, latency = args.questions, args.concurrency, args.latency
+    if "throughput" in only:
+        throughput(n, concurrency, latency)
+        throughput(n, concurrency * 4, latency)
+    if "cpu" in only:
+        cpu_and_large(n, args.large, concurrency)
+    if "xdist" in only:
+        throughput(n, concurrency, latency, 2)
+    if "startup" in only:
+        startup(args.startup_runs)
+    if "collect" in only:
+        collection(args.collect)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ replicate, in file order (xdist workers must collect identically)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,15 @@ def slug(text: str, limit: int = 60) -> str:
 def question_slug(question_id: str) -> str:
     """The readable part of a question id (``urn:karenina:quickstart:capital`` -> ``capital``)."""
     return slug(question_id.rsplit(":", 1)[-1] or question_id)
+
+
+@dataclass(frozen=True)
+class ItemRun:
+    """What an item's pipelines produced: its results, and the primitive class name of each
+    template field (read where the template was compiled, for the reports)."""
+
+    results: list[VerificationResult]
+    primitives: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,7 @@ class QuestionItem(pytest.Item):
         if not self.runnable:
             self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
         self.results: list[VerificationResult] = []
+        self.primitives: Mapping[str, str] = {}
         self.verdicts: list[Verdict] = []
 
     @property
@@ -148,7 +158,8 @@ class QuestionItem(pytest.Item):
         through ``repr_failure``): this keeps them to the explanation.
         """
         try:
-            self.results = self.config.stash[PREFETCHER_KEY].result_of(self)
+            run = self.config.stash[PREFETCHER_KEY].result_of(self)
+            self.results, self.primitives = run.results, run.primitives
         except StageListError as exc:
             pytest.fail(str(exc), pytrace=False)
         for result in self.results:
@@ -170,10 +181,15 @@ class QuestionItem(pytest.Item):
         if unmeasured:
             pytest.fail(explain_unmeasured(unmeasured), pytrace=False)
 
+    def teardown(self) -> None:
+        """Let go of the results: the reports hold what they need, and a large run would
+        otherwise keep every result of every question until the session ends."""
+        self.results, self.verdicts, self.primitives = [], [], {}
+
     def runtest(self) -> None:
         categories = [verdict.category for verdict in self.verdicts]
         if any(category not in (Outcome.PASS, Outcome.NO_VERDICT) for category in categories):
-            raise VerificationFailed(self.verdicts, self.question.template_code)
+            raise VerificationFailed(self.verdicts, self.primitives)
         if not categories or Outcome.NO_VERDICT in categories:
             rubric_only = self.config.stash[CONFIG_KEY].evaluation_mode == "rubric_only"
             pytest.skip(NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT)
@@ -183,7 +199,7 @@ class QuestionItem(pytest.Item):
         return ItemPayload.of_verdicts(
             nodeid=self.nodeid, question_id=self.question.id, question_text=self.question.text,
             answering_model=self.model_replicate.answering.id or "",
-            replicate=self.model_replicate.replicate, template_code=self.question.template_code,
+            replicate=self.model_replicate.replicate, primitives=self.primitives,
             verdicts=self.verdicts, include_trace=include_trace,
         )  # fmt: skip
 

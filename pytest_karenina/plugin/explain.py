@@ -5,7 +5,7 @@ error (:func:`explain_error`, raised in setup)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.plugin.verdict import (
@@ -27,20 +27,20 @@ class VerificationFailed(AssertionError):
     """At least one of the item's results failed: a false template verdict or a failed
     rubric gate."""
 
-    def __init__(self, verdicts: Sequence[Verdict], template_code: str) -> None:
+    def __init__(self, verdicts: Sequence[Verdict], primitives: Mapping[str, str]) -> None:
         super().__init__("verification failed")
         self.verdicts = list(verdicts)
-        self.template_code = template_code
+        self.primitives = primitives
 
     def explain(self) -> str:
-        return "\n\n".join(explain_verdict(v, self.template_code) for v in self.verdicts)
+        return "\n\n".join(explain_verdict(v, self.primitives) for v in self.verdicts)
 
 
-def explain_verdict(verdict: Verdict, template_code: str) -> str:
+def explain_verdict(verdict: Verdict, primitives: Mapping[str, str]) -> str:
     """The template explanation (when there is a template verdict), then failing traits."""
     result = verdict.result
     if result.template is not None and result.template.verify_result is not None:
-        lines = [explain_result(result, template_code)]
+        lines = [explain_result(result, primitives)]
     else:
         lines = [f"rubric verdict: {verdict.category}", f"  {_models(result)}"]
     lines.extend(rubric_explanation(verdict))
@@ -84,14 +84,14 @@ def _models(result: VerificationResult) -> str:
     )
 
 
-def explain_result(result: VerificationResult, template_code: str) -> str:
+def explain_result(result: VerificationResult, primitives: Mapping[str, str]) -> str:
     template = result.template
     verdict = template.verify_result if template else None
     granular = template.verify_granular_result if template else None
     score = f", granular score {granular:.2f}" if isinstance(granular, int | float) else ""
     lines = [f"verify_result {verdict} (decided by {template_deciding_stage(result)}){score}"]
     lines.append(f"  {_models(result)}")
-    rows = field_rows(result, template_code)
+    rows = field_rows(result, primitives)
     if rows:
         lines.append("  field | expected | parsed | primitive | result")
         for row in rows:

@@ -24,14 +24,13 @@ from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
-from pytest_karenina.plugin.collect import QuestionItem
+from pytest_karenina.plugin.collect import ItemRun, QuestionItem
 from pytest_karenina.plugin.hookspecs import StageListError
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
-from pytest_karenina.results import VerificationResult
+from pytest_karenina.plugin.verdict import primitive_names
 
-Results = list[VerificationResult]
-Job = tuple[Future[Results], Callable[[], Results]]
+Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 
 
 class Prefetcher:
@@ -52,7 +51,7 @@ class Prefetcher:
 
         self.llm = LLMStack(self.vconfig, replay=self.replay, adapter_factory=adapter)
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-        self._futures: dict[str, Future[Results]] = {}
+        self._futures: dict[str, Future[ItemRun]] = {}
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
 
@@ -68,8 +67,8 @@ class Prefetcher:
             thread.start()
             self._threads.append(thread)
 
-    def _submit(self, item: QuestionItem) -> Future[Results]:
-        future: Future[Results] = Future()
+    def _submit(self, item: QuestionItem) -> Future[ItemRun]:
+        future: Future[ItemRun] = Future()
         self._futures[item.nodeid] = future
         try:
             job = self._prepare(item)
@@ -79,7 +78,7 @@ class Prefetcher:
         self._jobs.put((future, job))
         return future
 
-    def _prepare(self, item: QuestionItem) -> Callable[[], Results]:
+    def _prepare(self, item: QuestionItem) -> Callable[[], ItemRun]:
         """Build the item's stage list in the main thread (hooks run here) and its job."""
         stages = default_stages(self.vconfig, rubric=item.has_rubric)
         item.ihook.pytest_karenina_modify_stages(item=item, stages=stages)
@@ -92,7 +91,15 @@ class Prefetcher:
             )
         orchestrator = StageOrchestrator(stages)
         tasks = self._tasks(item)
-        return lambda: run_answer_group(tasks, self.vconfig, self.llm, orchestrator, self.run_name)
+        code = item.question.template_code
+
+        def run() -> ItemRun:
+            results = run_answer_group(tasks, self.vconfig, self.llm, orchestrator, self.run_name)
+            # Here the template was just compiled (a cache hit); in the main thread, many
+            # items later, the bounded cache may have dropped it.
+            return ItemRun(results, primitive_names(code) if code.strip() else {})
+
+        return run
 
     def _tasks(self, item: QuestionItem) -> list[Task]:
         """One task per parsing model, all sharing the item's answer (models of the stack)."""
@@ -118,9 +125,12 @@ class Prefetcher:
                 future.set_exception(exc)
 
     # --- results ----------------------------------------------------------------------------
-    def result_of(self, item: QuestionItem) -> Results:
-        """The item's results, waiting for them (an item not queued yet is queued now)."""
-        future = self._futures.get(item.nodeid)
+    def result_of(self, item: QuestionItem) -> ItemRun:
+        """The item's results, waiting for them (an item not queued yet is queued now).
+
+        The results are handed over, not kept: asked again (a rerun), the item runs again.
+        """
+        future = self._futures.pop(item.nodeid, None)
         if future is None:
             future = self._submit(item)
             if not self._threads:

@@ -203,13 +203,17 @@ class ControllerPlugin:
                 verification_config=vconfig.model_dump(mode="json", exclude={"replay_store"}),
             )
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         sent = getattr(report, "karenina", None)
         if isinstance(sent, dict):
             payload = ItemPayload.from_json(sent)
-            if self.summary.add(payload) and self.writer is not None:
+            if self.summary.add(payload.for_summary()) and self.writer is not None:
                 for result in payload.results:
                     self.writer.add(result)
+            # Every logreport hook has seen the dumps; pytest keeps every report to the end
+            # of the session, and the dumps are most of what a report weighs.
+            sent["results"] = []
         elif report.when == "setup" and report.skipped:
             self.summary.add_skip(report.nodeid)
 

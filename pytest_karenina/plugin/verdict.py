@@ -155,8 +155,11 @@ def decide_verdicts(
 # --- the facts behind a verdict ----------------------------------------------------------
 
 
-def field_rows(result: VerificationResult, template_code: str) -> list[dict[str, Any]]:
-    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)."""
+def field_rows(result: VerificationResult, primitives: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict).
+
+    ``primitives``: field -> primitive class name (:func:`primitive_names` of the template).
+    """
     template = result.template
     if template is None:
         return []
@@ -164,9 +167,8 @@ def field_rows(result: VerificationResult, template_code: str) -> list[dict[str,
     parsed = template.parsed_llm_response or {}
     outcome = template.field_results or {}
     names = [*outcome] + [n for n in expected if n not in outcome]
-    if not names:  # e.g. a template that failed to compile: never run its code again here
+    if not names:
         return []
-    primitives = primitive_names(template_code)
     return [
         {
             "field": name,
@@ -180,7 +182,11 @@ def field_rows(result: VerificationResult, template_code: str) -> list[dict[str,
 
 
 def primitive_names(code: str) -> dict[str, str]:
-    """Field -> primitive class name, from the template (compiled classes are cached)."""
+    """Field -> primitive class name, from the template; ``{}`` when it does not compile.
+
+    Call it where the template was just compiled (the pipeline's thread, right after the
+    run): compiled classes are cached, but only so many.
+    """
     try:
         answer_class = compile_template(code)
     except TemplateError:

@@ -230,6 +230,9 @@ def _bind_question_id(answer_class: type[BaseAnswer], question_id: str) -> type[
         "__qualname__": answer_class.__qualname__,
         "__doc__": answer_class.__doc__,
         "model_post_init": model_post_init,
+        # Instances are made with model_construct, which needs no validator: building one
+        # per question would double the cost of binding (pydantic builds it on first need).
+        "model_config": {**answer_class.model_config, "defer_build": True},
     }
     metaclass = cast(Any, type(answer_class))
     bound: type[BaseAnswer] = metaclass(answer_class.__name__, (answer_class,), namespace)

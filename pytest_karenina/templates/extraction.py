@@ -97,10 +97,24 @@ def strict_rebuild(
     return answer
 
 
+def _dump(answer: BaseAnswer) -> dict[str, Any]:
+    """``answer.model_dump()``; for an instance of a class whose build was deferred (the
+    question-id binding subclass), through the serializer of its nearest built base, which
+    has the same fields: building the subclass only to dump it once would cost more than
+    the rest of the dump."""
+    for cls in type(answer).__mro__:
+        if isinstance(cls, type) and issubclass(cls, BaseAnswer) and cls.__pydantic_complete__:
+            if cls is type(answer):
+                break
+            dumped: dict[str, Any] = cls.__pydantic_serializer__.to_python(answer)
+            return dumped
+    return answer.model_dump()
+
+
 def parsed_llm_response(answer: BaseAnswer) -> dict[str, Any]:
     """``answer.model_dump()`` without ``id``, ``correct`` and ``regex``: what the judge
     extracted (extra keys from the reply included)."""
-    dumped = answer.model_dump()
+    dumped = _dump(answer)
     return {key: value for key, value in dumped.items() if key not in CONFIG_KEYS}
 
 

@@ -99,3 +99,31 @@ def test_many_failures_get_the_compact_summary_unless_tb_is_chosen(
     else:
         result.stdout.fnmatch_lines([headline])
         result.stdout.no_fnmatch_line("karenina:*compact*")
+
+
+def test_result_dumps_reach_logreport_hooks_and_are_not_kept_after(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    pytester.makeconftest(
+        """
+        SEEN = {}
+
+        def pytest_runtest_logreport(report):
+            payload = getattr(report, "karenina", None)
+            if payload is not None:
+                SEEN[report.nodeid] = len(payload["results"])
+
+        def pytest_terminal_summary(terminalreporter):
+            kept = sorted(
+                len(report.karenina["results"])
+                for name in ("passed", "failed")
+                for report in terminalreporter.stats.get(name, [])
+                if hasattr(report, "karenina")
+            )
+            terminalreporter.write_line(f"seen {sorted(SEEN.values())} kept {kept}")
+        """
+    )
+    result = run(pytester, openai_server)
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["seen [1, 1, 1, 1] kept [0, 0, 0, 0]"])

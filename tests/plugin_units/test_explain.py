@@ -17,7 +17,7 @@ from pytest_karenina.plugin.explain import (
 from pytest_karenina.plugin.verdict import Outcome, Verdict
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
-    TEMPLATE_CODE,
+    PRIMITIVES,
     errored,
     fields_result,
     graded,
@@ -49,7 +49,7 @@ def test_explain_verdict_of_a_template_failure() -> None:
         field_verification_error="ZeroDivisionError: division by zero",
     )
     (verdict,) = verdicts_of(built)
-    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
         "verify_result False (decided by VerifyTemplate), granular score 0.50",
         MODELS,
         "  field | expected | parsed | primitive | result",
@@ -71,7 +71,7 @@ def test_explain_verdict_of_an_abstention() -> None:
     )
     (verdict,) = verdicts_of(built)
     assert verdict.category is Outcome.ABSTAINED
-    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
         "verify_result False (decided by AbstentionCheck)",
         MODELS,
         "  abstention: 'The model declined to answer.'",
@@ -88,7 +88,7 @@ def test_explain_verdict_of_an_insufficient_response() -> None:
         sufficiency_reasoning="No year given.",
     )
     (verdict,) = verdicts_of(built)
-    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
     assert lines[0] == "verify_result False (decided by SufficiencyCheck)"
     assert "  insufficient: 'No year given.'" in lines
 
@@ -103,7 +103,7 @@ def test_explain_verdict_of_a_rubric_failure_without_template_verdict() -> None:
         Cites=True,
     )
     (verdict,) = verdicts_of(built)
-    assert explain_verdict(verdict, TEMPLATE_CODE).splitlines() == [
+    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
         "rubric verdict: rubric_fail",
         MODELS,
         "  rubric gate: 2 of 3 gated traits failed",
@@ -115,7 +115,7 @@ def test_explain_verdict_of_a_rubric_failure_without_template_verdict() -> None:
 def test_explain_verdict_with_template_and_rubric_failure() -> None:
     """Under template_and_rubric gating both parts are explained."""
     (verdict,) = verdicts_of(graded(True, Clarity=1))
-    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
     assert lines[0] == "verify_result True (decided by VerifyTemplate)"
     assert lines[-2:] == [
         "  rubric gate: 1 of 1 gated traits failed",
@@ -136,7 +136,7 @@ def test_explain_unmeasured() -> None:
 def test_unmeasured_traits_are_listed_before_failing_ones() -> None:
     """The rubric explanation counts both kinds and lists the unmeasured first."""
     (verdict,) = verdicts_of(graded(None, errors={"Safe": "timeout"}, Clarity=1))
-    lines = explain_verdict(verdict, TEMPLATE_CODE).splitlines()
+    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
     assert lines[2:] == [
         "  rubric gate: 1 of 2 gated traits failed",
         "  rubric gate: 1 of 2 gated traits have no value",
@@ -148,10 +148,10 @@ def test_unmeasured_traits_are_listed_before_failing_ones() -> None:
 def test_verification_failed_explains_every_verdict() -> None:
     """The exception's text joins each verdict's explanation with a blank line."""
     verdicts = verdicts_of(fields_result(), graded(None, Clarity=1))
-    failure = VerificationFailed(verdicts, TEMPLATE_CODE)
+    failure = VerificationFailed(verdicts, PRIMITIVES)
     assert isinstance(failure, AssertionError)
     first, second = failure.explain().split("\n\n")
-    assert first == explain_result(verdicts[0].result, TEMPLATE_CODE)
+    assert first == explain_result(verdicts[0].result, PRIMITIVES)
     assert second.startswith("rubric verdict: rubric_fail\n")
 
 
@@ -201,4 +201,4 @@ def test_short_truncates() -> None:
 def test_verdict_without_checks_has_no_rubric_lines() -> None:
     """A plain template verdict adds no rubric gate lines."""
     verdict = Verdict(fields_result(symbol="Au"), [], Outcome.PASS)
-    assert "rubric gate" not in explain_verdict(verdict, TEMPLATE_CODE)
+    assert "rubric gate" not in explain_verdict(verdict, PRIMITIVES)

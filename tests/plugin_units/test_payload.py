@@ -15,7 +15,7 @@ from pytest_karenina.plugin.report.payload import (
 from pytest_karenina.plugin.verdict import Outcome
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
-    TEMPLATE_CODE,
+    PRIMITIVES,
     errored,
     fields_result,
     graded,
@@ -59,7 +59,7 @@ def _payload(include_trace: bool = True) -> ItemPayload:
         question_text="Which metal has the symbol Au?",
         answering_model="gpt-4o",
         replicate=1,
-        template_code=TEMPLATE_CODE,
+        primitives=PRIMITIVES,
         verdicts=verdicts,
         include_trace=include_trace,
     )
@@ -201,5 +201,17 @@ def test_tokens_of_a_result() -> None:
 def test_boolean_granular_result_is_no_score() -> None:
     """A boolean granular result is not a score."""
     (verdict,) = verdicts_of(fields_result(symbol="Au", verify_granular_result=True))
-    summary = ResultSummary.of_verdict(verdict, TEMPLATE_CODE, include_trace=False)
+    summary = ResultSummary.of_verdict(verdict, PRIMITIVES, include_trace=False)
     assert summary.granular_score is None
+
+
+def test_what_a_summary_keeps_of_an_item() -> None:
+    full = _payload(include_trace=True)
+    kept = full.for_summary()
+
+    assert full.results and full.summaries[0].fields and full.summaries[0].raw_response
+    assert kept.results == [] and kept.summaries[0].fields == []
+    assert kept.summaries[0].raw_response is None
+    assert (kept.category, kept.input_tokens, kept.rubric) == (
+        full.category, full.input_tokens, full.rubric,
+    )  # fmt: skip

@@ -25,8 +25,8 @@ from pytest_karenina.rubrics.traits import Rubric
 from tests.plugin_units.units_helpers import (
     CLARITY,
     DEFINITIONS,
+    PRIMITIVES,
     SAFE,
-    TEMPLATE_CODE,
     errored,
     fields_result,
     graded,
@@ -293,7 +293,7 @@ def test_overrides_in_words() -> None:
 
 def test_field_rows_with_a_compiled_template() -> None:
     """One row per judged field, with the primitive class read from the template."""
-    assert field_rows(fields_result(symbol="Ag", year=1929), TEMPLATE_CODE) == [
+    assert field_rows(fields_result(symbol="Ag", year=1929), PRIMITIVES) == [
         {"field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
          "passed": False},
         {"field": "year", "expected": 1928, "parsed": 1929, "primitive": "NumericExact",
@@ -309,7 +309,7 @@ def test_field_rows_list_expected_fields_without_outcome_last() -> None:
         parsed_llm_response={"symbol": "Au"},
         field_results={"symbol": True},
     )
-    rows = field_rows(built, TEMPLATE_CODE)
+    rows = field_rows(built, PRIMITIVES)
     assert [(r["field"], r["parsed"], r["passed"]) for r in rows] == [
         ("symbol", "Au", True),
         ("year", None, None),
@@ -318,14 +318,15 @@ def test_field_rows_list_expected_fields_without_outcome_last() -> None:
 
 def test_field_rows_of_a_broken_template_have_no_primitive() -> None:
     """A template that does not compile leaves the primitive column empty."""
-    rows = field_rows(fields_result(), "class Answer(BaseAnswer):\n    x: int = (\n")
-    assert [r["primitive"] for r in rows] == [None, None]
+    broken = primitive_names("class Answer(BaseAnswer):\n    x: int = (\n")
+    rows = field_rows(fields_result(), broken)
+    assert broken == {} and [r["primitive"] for r in rows] == [None, None]
     assert primitive_names("this is not python") == {}
 
 
 def test_field_rows_without_template_section() -> None:
     """No template section, no rows."""
-    assert field_rows(VerificationResult(metadata=result().metadata), TEMPLATE_CODE) == []
+    assert field_rows(VerificationResult(metadata=result().metadata), PRIMITIVES) == []
 
 
 def test_checks_are_trait_checks() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.plugin.verdict import Verdict, decide_verdicts
+from pytest_karenina.plugin.verdict import Verdict, decide_verdicts, primitive_names
 from pytest_karenina.results import Failure, VerificationResult, VerificationResultRubric
 from pytest_karenina.results.failure import FailureCategory
 from pytest_karenina.rubrics.gates import RubricGatePolicy, parse_gate_rules
@@ -23,6 +23,9 @@ class Answer(BaseAnswer):
     year: int = VerifiedField(description="Year of the discovery", ground_truth=1928,
         verify_with=NumericExact())
 """
+PRIMITIVES = primitive_names(TEMPLATE_CODE)
+"""Field -> primitive class name of ``TEMPLATE_CODE``, as the pipeline's thread reads them."""
+
 """A template with two verified fields: ``symbol`` (ExactMatch) and ``year`` (NumericExact)."""
 
 CLARITY = LLMRubricTrait(name="Clarity", kind="score", min_score=1, max_score=5)

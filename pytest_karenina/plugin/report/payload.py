@@ -71,7 +71,9 @@ class ResultSummary:
         return gate_summary(self.rubric)
 
     @classmethod
-    def of_verdict(cls, verdict: Verdict, template_code: str, include_trace: bool) -> ResultSummary:
+    def of_verdict(
+        cls, verdict: Verdict, primitives: Mapping[str, str], include_trace: bool
+    ) -> ResultSummary:
         result = verdict.result
         template = result.template
         input_tokens, output_tokens = tokens(result)
@@ -81,7 +83,7 @@ class ResultSummary:
             granular_score=_number(template.verify_granular_result if template else None),
             parsing_model=result.metadata.parsing.model_name,
             deciding_stage=deciding_stage(verdict),
-            fields=field_rows(result, template_code),
+            fields=field_rows(result, primitives),
             regex=dict(template.regex_validation_results or {}) if template else {},
             overrides=overrides(result),
             abstention_reasoning=template.abstention_reasoning if template else None,
@@ -142,12 +144,13 @@ class ItemPayload:
     @classmethod
     def of_verdicts(
         cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
-        replicate: int | None, template_code: str, verdicts: Sequence[Verdict],
+        replicate: int | None, primitives: Mapping[str, str], verdicts: Sequence[Verdict],
         include_trace: bool,
     ) -> ItemPayload:  # fmt: skip
-        """The item's payload; ``include_trace`` keeps the raw responses in the summaries."""
+        """The item's payload; ``include_trace`` keeps the raw responses in the summaries;
+        ``primitives``: field -> primitive class name of the question's template."""
         summaries = [
-            ResultSummary.of_verdict(verdict, template_code, include_trace) for verdict in verdicts
+            ResultSummary.of_verdict(verdict, primitives, include_trace) for verdict in verdicts
         ]
         scores = [s.granular_score for s in summaries if s.granular_score is not None]
         gates = [s.rubric_gates for s in summaries]
@@ -166,6 +169,12 @@ class ItemPayload:
             summaries=summaries,
             results=[verdict.result.model_dump(mode="json") for verdict in verdicts],
         )
+
+    def for_summary(self) -> ItemPayload:
+        """What a run summary keeps of an item: this payload without result dumps, raw
+        responses and field tables (a large run keeps one per item to its end)."""
+        summaries = [dataclasses.replace(s, raw_response=None, fields=[]) for s in self.summaries]
+        return dataclasses.replace(self, results=[], summaries=summaries)
 
     @classmethod
     def worker_crashed(cls, nodeid: str) -> ItemPayload:
