@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.heap import HeapSettler
 from pytest_karenina.plugin.prefetch import Prefetcher
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
@@ -36,6 +37,7 @@ from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     CONFIG_KEY,
     GATE_POLICY_KEY,
+    HEAP_KEY,
     PREFETCHER_KEY,
     REPLAY_USAGE_OUTPUT,
     SETTINGS_KEY,
@@ -90,6 +92,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
     role = process_role(config)
+    config.stash[HEAP_KEY] = HeapSettler(config)
     manager = config.pluginmanager
     html = writes_html_report(config)
     if role.runs_items:
@@ -117,7 +120,9 @@ class RunnerPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config)
-        prefetcher.start(worker_share(self.config, question_items(session.items)))
+        share = worker_share(self.config, question_items(session.items))
+        self.config.stash[HEAP_KEY].settle(len(share))
+        prefetcher.start(share)
         try:
             return (yield)
         finally:
@@ -144,11 +149,12 @@ class RunnerPlugin:
         selected = len(question_items(session.items))
         self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
         if prefetcher is None:
             return
         prefetcher.stop()
+        self.config.stash[HEAP_KEY].settle(len(session.items))
         if prefetcher.replay is None:
             return
         usage = store_usage(prefetcher.replay, self.full_selection)
@@ -224,6 +230,8 @@ class ControllerPlugin:
             self.writer.close(complete=not interrupted)
         self.summary.apply_gate(session, self.settings.min_pass_rate)
         self._compact_failure_summary()
+        if self.role is ProcessRole.XDIST_CONTROLLER:
+            self.config.stash[HEAP_KEY].settle(len(session.items))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:

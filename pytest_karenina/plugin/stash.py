@@ -14,6 +14,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.plugin.heap import HeapSettler
     from pytest_karenina.plugin.prefetch import Prefetcher
     from pytest_karenina.plugin.settings import Settings
     from pytest_karenina.rubrics.gates import RubricGatePolicy
@@ -32,6 +33,9 @@ GATE_POLICY_KEY: pytest.StashKey[RubricGatePolicy] = pytest.StashKey()
 
 PREFETCHER_KEY: pytest.StashKey[Prefetcher] = pytest.StashKey()
 """The process's prefetcher, from the start of the run loop on (processes that run items)."""
+
+HEAP_KEY: pytest.StashKey[HeapSettler] = pytest.StashKey()
+"""Freezes a large run's heap (see :mod:`pytest_karenina.plugin.heap`); set on activation."""
 
 COLLECTED_KEY = pytest.StashKey[int]()
 """How many question items the checkpoint files yielded in this process."""
