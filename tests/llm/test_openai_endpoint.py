@@ -175,6 +175,17 @@ def test_client_errors_fail_at_once_without_the_key(
     assert f"HTTP {fault.status}" in str(caught.value)
 
 
+def test_a_redirect_is_not_followed_and_says_where_to(openai_server: OpenAIServer) -> None:
+    openai_server.add_rule(Fault.http_error(307, "moved"))
+    model, _ = retrying(endpoint(openai_server))
+
+    with pytest.raises(TransportError) as caught:
+        model.invoke(req())
+
+    assert caught.value.error_class == "permanent" and caught.value.attempts == 1
+    assert "HTTP 307: redirected to" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("fault", "error_class"),
     [

@@ -76,3 +76,32 @@ def test_per_question_ports_name_the_question_and_checks_run_at_temperature_zero
     message = [ChatMessage("user", "hi")]
     assert ports.judge_checks.chat(message, call_kind="abstention_check").text == "0.0:q7"
     assert ports.answering.chat(message, call_kind="answer").text.endswith(":q7")
+
+
+class _Preparing(_Echo):
+    def __init__(self, model: ModelConfig, prepared: list[str], fail: bool) -> None:
+        super().__init__(model)
+        self.prepared, self.fail = prepared, fail
+
+    def prepare(self) -> None:
+        if self.fail:
+            raise ImportError("no provider package")
+        self.prepared.append(str(self.model.id))
+
+
+def test_prepare_builds_every_pair_and_its_clients_in_the_calling_thread() -> None:
+    prepared: list[str] = []
+    failing = {"judge"}
+
+    def adapters(model: ModelConfig) -> RawModel:
+        return _Preparing(model, prepared, fail=model.id in failing)
+
+    config = fake_config()
+    stack = LLMStack(config, adapter_factory=adapters)
+    stack.prepare()  # a client that cannot be built is left for its calls to report
+
+    answering, parsing = stack.answering_models[0], stack.parsing_models[0]
+    assert stack.pair(answering, parsing) is stack.pair(answering, parsing)
+    assert sorted(prepared) == sorted(
+        model.id for model in (answering, parsing) if model.id not in failing
+    )

@@ -119,6 +119,10 @@ class OpenAIEndpointModel:
         if response.status >= 400:
             message = redact(error_message(response.data), self._secrets)
             raise EndpointHTTPError(response.status, message, response)
+        if response.status >= 300:  # not followed: a POST is not replayed elsewhere unasked
+            target = redact(str(response.headers.get("Location", "?")), self._secrets)
+            message = f"redirected to {target}; set endpoint_base_url to the final URL"
+            raise EndpointHTTPError(response.status, message, response)
         return parse_reply(response.data, self.config.model_name)
 
     def _transport_error(self, exc: Urllib3Error, seconds: float | None) -> Exception:
