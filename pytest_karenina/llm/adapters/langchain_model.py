@@ -13,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from pytest_karenina.llm.adapters.identity import config_identity
 from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
 from pytest_karenina.llm.strict_schema import ResponseFormats
 
@@ -65,14 +66,7 @@ class LangChainModel:
 
     @property
     def replay_identity(self) -> dict[str, Any]:
-        config = self.config
-        return {
-            "adapter": config.interface,
-            "provider": config.model_provider,
-            "model": config.model_name,
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-        }
+        return config_identity(self.config)
 
     def _model(self) -> BaseChatModel:
         with _IMPORTS:

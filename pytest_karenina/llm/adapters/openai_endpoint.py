@@ -23,6 +23,7 @@ from urllib3.exceptions import NewConnectionError, ProxyError, SSLError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util import Url, parse_url
 
+from pytest_karenina.llm.adapters.identity import config_identity
 from pytest_karenina.llm.adapters.openai_wire import (
     EndpointHTTPError,
     body_options,
@@ -91,15 +92,7 @@ class OpenAIEndpointModel:
 
     @property
     def replay_identity(self) -> dict[str, Any]:
-        config = self.config
-        return {
-            "adapter": config.interface,
-            "provider": config.model_provider,
-            "model": config.model_name,
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-            "base_url": config.endpoint_base_url,
-        }
+        return config_identity(self.config)
 
     @property
     def secrets(self) -> list[str]:
