@@ -94,11 +94,6 @@ class OpenAIEndpointModel:
     def replay_identity(self) -> dict[str, Any]:
         return config_identity(self.config)
 
-    @property
-    def secrets(self) -> list[str]:
-        """The credentials this model sends (to redact from anything it reports)."""
-        return list(self._secrets)
-
     def invoke(self, request: ModelRequest) -> ModelReply:
         body = request_body(self.config.model_name or "", self._body, request, self._formats)
         seconds = request.timeout if request.timeout is not None else self._timeout
@@ -133,11 +128,11 @@ class OpenAIEndpointModel:
 
 def _pool_manager(url: str, size: int) -> urllib3.PoolManager:
     """A pool for ``url``: through the proxy the environment names for it, if any."""
-    host = parse_url(url).host or ""
+    parsed = parse_url(url)
     proxies = urllib.request.getproxies()
-    scheme = parse_url(url).scheme or "http"
-    proxy = proxies.get(scheme) or proxies.get("all")
-    if proxy and not urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+    proxy = proxies.get(parsed.scheme or "http") or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if proxy and not bypass(parsed.host or "", proxies):
         target = parse_url(proxy)
         headers = urllib3.make_headers(proxy_basic_auth=target.auth) if target.auth else None
         plain = Url(scheme=target.scheme, host=target.host, port=target.port).url
