@@ -157,8 +157,11 @@ class QuestionItem(pytest.Item):
         ``pytest.fail(pytrace=False)`` because pytest renders setup errors itself (not
         through ``repr_failure``): this keeps them to the explanation.
         """
+        prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
+        if prefetcher is None:  # --setup-only / --setup-plan: nothing is asked of a model
+            return
         try:
-            run = self.config.stash[PREFETCHER_KEY].result_of(self)
+            run = prefetcher.result_of(self)
             self.results, self.primitives = run.results, run.primitives
         except StageListError as exc:
             pytest.fail(str(exc), pytrace=False)

@@ -190,12 +190,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="CHECKPOINT",
         help="Collect the questions of CHECKPOINT as test items (repeatable)",
     )
-    parser.addini(
-        "karenina_checkpoints",
-        type="paths",
-        default=[],
-        help="Checkpoints to collect when neither --karenina nor test paths are given",
-    )
+    add_ini_keys(parser)
     for option in OPTIONS:
         choices = f" ({'|'.join(option.choices)})" if option.choices else ""
         if option.kind == "linelist":
@@ -225,6 +220,18 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar=option.metavar,
                 help=option.help + choices,
             )
+
+
+def add_ini_keys(parser: pytest.Parser) -> None:
+    """Declare every ``karenina_*`` ini key (also where the plugin is disabled, so that a
+    configuration holding them still passes ``--strict-config``)."""
+    parser.addini(
+        "karenina_checkpoints",
+        type="paths",
+        default=[],
+        help="Checkpoints to collect when neither --karenina nor test paths are given",
+    )
+    for option in OPTIONS:
         if option.kind == "linelist":
             parser.addini(option.dest, type="linelist", default=[], help=option.help)
         else:

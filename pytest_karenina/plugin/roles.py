@@ -78,6 +78,13 @@ def process_role(config: pytest.Config) -> ProcessRole:
     return ProcessRole.SOLE
 
 
+def runs_pipelines(config: pytest.Config) -> bool:
+    """Whether this run answers questions: not when it only collects or plans (``--co``,
+    ``--setup-plan``, ``--setup-only``), which must never call a model."""
+    option = config.option
+    return not (option.collectonly or option.setupplan or option.setuponly)
+
+
 def writes_html_report(config: pytest.Config) -> bool:
     """pytest-html is active and writes a report (``--html``) in this run."""
     return config.pluginmanager.hasplugin("html") and bool(getattr(config.option, "htmlpath", None))
@@ -119,6 +126,8 @@ class RunnerPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        if not runs_pipelines(self.config):
+            return (yield)
         prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config)
         share = worker_share(self.config, question_items(session.items))
         self.config.stash[HEAP_KEY].settle(len(share))

@@ -27,3 +27,21 @@ def test_questions_become_items_with_verdicts(
         "outcomes: pass 2, skipped 1, verify_fail 2",
     ])  # fmt: skip
     result.stdout.fnmatch_lines(["PASSED multi_question.jsonld::mq001"])
+
+
+@pytest.mark.parametrize("mode", ["--collect-only", "--setup-plan", "--setup-only", "--fixtures"])
+def test_collecting_or_planning_never_calls_a_model(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, mode: str
+) -> None:
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    replay = pytester.path / "replay.jsonl"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), mode,
+        "--karenina-replay", "record", f"--karenina-replay-store={replay}",
+    )  # fmt: skip
+
+    assert result.ret == 0
+    assert openai_server.chat_requests == []
+    result.stdout.no_fnmatch_line("karenina replay:*")
