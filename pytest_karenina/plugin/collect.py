@@ -31,6 +31,7 @@ from pytest_karenina.plugin.stash import (
 )
 from pytest_karenina.plugin.verdict import Outcome, Verdict, decide_verdicts, trait_definitions
 from pytest_karenina.results import VerificationResult
+from pytest_karenina.rubrics.gates import unknown_gate_traits
 from pytest_karenina.rubrics.traits import Rubric, has_traits
 
 UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
@@ -105,6 +106,11 @@ class CheckpointFile(pytest.File):
             combinations
         )
         rubrics = (benchmark.global_rubric, benchmark.global_dynamic_rubric)
+        scopes = [*rubrics, *(question.rubric for question in benchmark.questions)]
+        traits = {self.name: trait_definitions(scopes)}
+        problem = unknown_gate_traits(stash[GATE_POLICY_KEY].rules, traits)
+        if problem is not None:
+            raise self.CollectError(f"--karenina-rubric-gates: {problem}")
         for question in benchmark.questions:
             base = question_slug(question.id)
             seen[base] = seen.get(base, 0) + 1

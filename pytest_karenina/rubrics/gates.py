@@ -107,6 +107,26 @@ def parse_gate_rules(entries: Iterable[str]) -> tuple[GateRule, ...]:
     return tuple(rules)
 
 
+def unknown_gate_traits(
+    rules: Iterable[GateRule], traits_by_source: Mapping[str, Iterable[str]]
+) -> str | None:
+    """Why some ``rules`` name a trait no source has (a message listing the known traits per
+    source), or None when every rule names a trait of at least one source.
+
+    ``traits_by_source``: e.g. checkpoint file -> trait names. A rule's trait is the part of
+    its key before the first dot (``extraction.f1`` names ``extraction``).
+    """
+    known = {name for names in traits_by_source.values() for name in names}
+    unknown = sorted({str(rule) for rule in rules if rule.key.split(".", 1)[0] not in known})
+    if not unknown:
+        return None
+    listing = "; ".join(
+        f"{source}: {', '.join(sorted(names)) or '(no traits)'}"
+        for source, names in traits_by_source.items()
+    )
+    return f"rubric gate names an unknown trait: {', '.join(unknown)}. Known traits: {listing}"
+
+
 @dataclass(frozen=True)
 class RubricGatePolicy:
     """How traits are gated: the score threshold and the per-trait rules."""

@@ -6,11 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
 
 from pytest_karenina.checkpoint import CheckpointError, load_checkpoint
 from tests.helpers import DATA
+
+hypothesis = pytest.importorskip(
+    "hypothesis", reason="property tests need the dev extra: pip install -e '.[dev]'"
+)
+HealthCheck, given, settings = hypothesis.HealthCheck, hypothesis.given, hypothesis.settings
+st = hypothesis.strategies
 
 SOURCE = (DATA / "with_rubrics.jsonld").read_bytes()
 FILE_SETTINGS = settings(max_examples=60, deadline=None,

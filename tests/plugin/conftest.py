@@ -9,6 +9,7 @@ a class that an earlier run's objects still use.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import pkgutil
@@ -34,7 +35,8 @@ PRELOADED = (
     "cloudpickle",
 )
 for _name in PRELOADED:
-    importlib.import_module(_name)
+    with contextlib.suppress(ImportError):  # extras a plain `pip install -e .` lacks
+        importlib.import_module(_name)
 for _module in pkgutil.walk_packages(pytest_karenina.__path__, "pytest_karenina."):
     importlib.import_module(_module.name)
 # Every in-process run ends with full garbage collections (pytest looks for unraisable

@@ -171,3 +171,21 @@ def test_html_report_has_a_rubric_column_and_trait_tables(
     assert '<td class="col-krubric">2/4 traits</td>' in rendered[0]
     assert '<table class="karenina-rubric">' in rendered[0]
     assert "<td>Water boils at 100 C, not 90.</td>" in rendered[0]
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_gate_on_an_unknown_trait_errors_its_checkpoint_listing_the_known_ones(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    path = copy_checkpoint(pytester, CHECKPOINT)
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server),
+        "--karenina-rubric-gates=Completness>=4, Clarity>=3", *dist,
+    )  # fmt: skip
+
+    # A collection error stops the run (xdist reports it as a failed run).
+    assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
+    output = result.stdout.str()
+    assert "rubric gate names an unknown trait: Completness>=4. Known traits: " in output
+    assert "Completeness" in output and "Clarity>=3" not in output.split("Known")[0]
+    assert openai_server.chat_requests == []

@@ -18,6 +18,7 @@ from pytest_karenina.rubrics.gates import (
     gate_summary,
     kind_label,
     parse_gate_rules,
+    unknown_gate_traits,
 )
 from pytest_karenina.rubrics.traits import (
     AgenticRubricTrait,
@@ -557,3 +558,16 @@ def test_gate_summary_counts_passed_and_gated() -> None:
 
 def test_gate_summary_of_nothing() -> None:
     assert gate_summary([]) == (0, 0)
+
+
+def test_rules_on_traits_no_source_has_are_named_with_the_known_traits() -> None:
+    rules = parse_gate_rules(["Completness>=4, Clarity>=3, extraction.f1>=0.8, Tone off"])
+    sources = {"a.jsonld": ["Clarity", "extraction"], "b.jsonld": []}
+
+    message = unknown_gate_traits(rules, sources)
+
+    assert message == (
+        "rubric gate names an unknown trait: Completness>=4, Tone off. "
+        "Known traits: a.jsonld: Clarity, extraction; b.jsonld: (no traits)"
+    )
+    assert unknown_gate_traits(rules[1:3], sources) is None

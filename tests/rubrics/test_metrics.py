@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from pytest_karenina.rubrics.metrics import BUCKETS, confusion_metrics, dedupe
+
+hypothesis = pytest.importorskip(
+    "hypothesis", reason="property tests need the dev extra: pip install -e '.[dev]'"
+)
+given, st = hypothesis.given, hypothesis.strategies
 
 ALL_METRICS = ("precision", "recall", "f1", "specificity", "accuracy")
 

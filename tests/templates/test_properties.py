@@ -22,8 +22,6 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 from pytest_karenina.templates import (
     BooleanMatch,
@@ -41,6 +39,12 @@ from pytest_karenina.templates.primitives import (
     apply_normalizer,
     apply_normalizers,
 )
+
+hypothesis = pytest.importorskip(
+    "hypothesis", reason="property tests need the dev extra: pip install -e '.[dev]'"
+)
+assume, given, settings = hypothesis.assume, hypothesis.given, hypothesis.settings
+st = hypothesis.strategies
 
 # Text with plenty of whitespace (including Unicode spaces) and ASCII punctuation.
 INTERESTING = " \t\n\r\x0b\x0c\x1c\x85\xa0\u2003\u3000.,;:!?-'\"()[]{}_/\\aAbBzZ0İΣß"
