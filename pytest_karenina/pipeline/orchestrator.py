@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.rubrics.traits import Rubric
@@ -105,6 +106,7 @@ class StageOrchestrator:
             try:
                 stage.execute(context)
             except Exception as exc:
+                note_llm_failure(context, exc)
                 context.mark_error(
                     f"Stage {stage.name} raised exception: {type(exc).__name__}: {exc}",
                     stage=stage.name,

@@ -11,12 +11,15 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.llm.transport import RetryEvent, TransportError
 from pytest_karenina.pipeline.context import VerificationContext
 
 RETRY_TALLY = "retry_tally"
 """Artifact: the item's :class:`RetryTally`."""
 ERROR_CATEGORY = "error_category"
+REPLAY_MISS = "replay_miss"
+"""Artifact: True when a call found no recording under strict replay (``failure.details``)."""
 """Artifact: the error class of the LLM failure that stopped the item, if any."""
 
 
@@ -66,7 +69,10 @@ def collecting_retries(tally: RetryTally) -> Iterator[RetryTally]:
 
 
 def note_llm_failure(context: VerificationContext, exc: BaseException) -> None:
-    """Keep what a failed LLM call tells about retries (for the failure category)."""
+    """Keep what a failed LLM call tells about retries (for the failure category), and
+    whether it was a strict-replay miss."""
+    if isinstance(exc, ReplayMiss):
+        context.set_artifact(REPLAY_MISS, True)
     if isinstance(exc, TransportError):
         context.set_artifact(ERROR_CATEGORY, exc.error_class)
         tally = context.get_artifact(RETRY_TALLY)

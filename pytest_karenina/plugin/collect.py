@@ -15,6 +15,7 @@ from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import replicate_numbers
 from pytest_karenina.plugin.explain import (
+    PipelineError,
     VerificationFailed,
     explain_error,
     explain_unmeasured,
@@ -160,8 +161,8 @@ class QuestionItem(pytest.Item):
         """Wait for the pipeline; problems of the pipeline are errors of the item, and so are
         gated rubric traits without a value.
 
-        ``pytest.fail(pytrace=False)`` because pytest renders setup errors itself (not
-        through ``repr_failure``): this keeps them to the explanation.
+        They raise :class:`PipelineError` (a ``pytest.fail`` exception without a traceback)
+        because pytest renders setup errors itself, not through ``repr_failure``.
         """
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
         if prefetcher is None:  # --setup-only / --setup-plan: nothing is asked of a model
@@ -170,7 +171,7 @@ class QuestionItem(pytest.Item):
             run = prefetcher.result_of(self)
             self.results, self.primitives = run.results, run.primitives
         except StageListError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            raise PipelineError(str(exc)) from None
         for result in self.results:
             self.ihook.pytest_karenina_verification_result(item=self, result=result)
         definitions = trait_definitions(
@@ -185,10 +186,10 @@ class QuestionItem(pytest.Item):
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
         if errors:
-            pytest.fail(explain_error(errors), pytrace=False)
+            raise PipelineError(explain_error(errors))
         unmeasured = [v for v in self.verdicts if v.category is Outcome.RUBRIC_ERROR]
         if unmeasured:
-            pytest.fail(explain_unmeasured(unmeasured), pytrace=False)
+            raise PipelineError(explain_unmeasured(unmeasured))
 
     def teardown(self) -> None:
         """Let go of the results: the reports hold what they need, and a large run would

@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from pytest_karenina.plugin.verdict import (
     Verdict,
     field_rows,
@@ -18,6 +20,22 @@ from pytest_karenina.plugin.verdict import (
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
     from pytest_karenina.rubrics.gates import TraitCheck
+
+
+class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+    """The item's pipeline could not decide (an error of the item, not a failure); raised in
+    setup with the explanation as its message.
+
+    A ``pytest.fail`` exception without a traceback, so that pytest shows the explanation
+    alone; named ``PipelineError`` in the short summary (``builtins`` as its module is how
+    pytest keeps its own outcome exceptions' names short).
+    """
+
+    def __init__(self, explanation: str) -> None:
+        super().__init__(explanation, pytrace=False)
+
+
+PipelineError.__module__ = "builtins"
 
 MAX_VALUE = 60
 MAX_REASONING = 300
@@ -63,7 +81,7 @@ def explain_error(results: Sequence[VerificationResult]) -> str:
     for result in results:
         failure = result.metadata.failure
         where = f" in {failure.stage} ({failure.category})" if failure else ""
-        lines.append(f"pipeline error{where}: {result.metadata.error or 'unknown error'}")
+        lines.append(f"error{where}: {result.metadata.error or 'unknown error'}")
         lines.append(f"  {_models(result)}")
     return "\n".join(lines)
 

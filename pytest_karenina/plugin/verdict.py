@@ -54,6 +54,8 @@ class Outcome(StrEnum):
     TEMPLATE_VALIDATION_ERROR = "error:template_validation"
     PARSING_ERROR = "error:parsing"
     UNEXPECTED_ERROR = "error:unexpected_error"
+    REPLAY_ERROR = "error:replay"
+    """Strict replay had no recording for a call (``failure.details["replay_miss"]``)."""
 
     @property
     def is_error(self) -> bool:
@@ -124,6 +126,8 @@ def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating:
     """The outcome of one result (see the module docstring)."""
     meta = result.metadata
     if meta.error or not meta.completed_without_errors:
+        if meta.failure is not None and (meta.failure.details or {}).get("replay_miss"):
+            return Outcome.REPLAY_ERROR
         return Outcome.of_failure(meta.failure.category if meta.failure else None)
     gated = [check for check in checks if check.gated] if gating else []
     if any(check.unmeasured for check in gated):

@@ -226,6 +226,7 @@ def test_an_unreachable_endpoint_is_a_connection_error() -> None:
 
     assert caught.value.error_class == "connection"
     assert caught.value.attempts == 4  # Karenina's default budget: three retries
+    assert f"POST {server.base_url}/chat/completions: connection failed" in str(caught.value)
 
 
 def test_credentials_in_the_base_url_become_basic_auth_and_stay_out_of_errors(

@@ -88,7 +88,13 @@ def test_broken_template_errors_only_its_item(
     path.write_text(json.dumps(data))
     result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server))
     result.assert_outcomes(passed=1, failed=2, errors=1, skipped=1)
-    result.stdout.fnmatch_lines(["*pipeline error in*template*", "*mq001*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of question mq001*",
+            "error in validate_template (template_validation): Template validation failed:*",
+            "ERROR *::mq001 - PipelineError: error in validate_templat*",
+        ]
+    )
 
 
 def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:

@@ -52,7 +52,7 @@ def test_every_item_ends_with_a_verdict_or_a_named_error(
         # Nothing to parse: a parsing error per empty answer, every other item decided.
         assert set(outcome.errors) == {"parsing"}
         assert outcome.errors["parsing"] == len(faulted)
-        run.stdout.fnmatch_lines(["*pipeline error in ParseTemplate (parsing)*"])
+        run.stdout.fnmatch_lines(["*error in ParseTemplate (parsing)*"])
     else:
         # The judge is asked again with the validation error; four bad replies in a row
         # (0.2**4 per item) would be a named parsing error.

@@ -54,6 +54,7 @@ def test_without_an_api_key_replay_is_strict_by_default(
         "call kind 'answer_generation'*",
     ])  # fmt: skip
     result.assert_outcomes(errors=4, skipped=1)
+    result.stdout.fnmatch_lines(["outcomes: error:replay 4, skipped 1"])
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     live = pytester.runpytest("--collect-only", "--karenina", str(path), *model)

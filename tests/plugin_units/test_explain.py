@@ -33,9 +33,9 @@ def test_explain_error_names_stage_category_and_message() -> None:
     unknown = result(None, meta={"completed_without_errors": False, "replicate": 2})
     text = explain_error([errored("parsing", "parse_template", "judge reply is not JSON"), unknown])
     assert text.splitlines() == [
-        "pipeline error in parse_template (parsing): judge reply is not JSON",
+        "error in parse_template (parsing): judge reply is not JSON",
         MODELS,
-        "pipeline error: unknown error",
+        "error: unknown error",
         MODELS + ", replicate 2",
     ]
 

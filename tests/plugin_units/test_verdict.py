@@ -60,7 +60,7 @@ def test_every_failure_category_has_its_error_outcome(category: str) -> None:
 
 def test_outcome_members_cover_exactly_the_failure_categories() -> None:
     """No failure category lacks a member, and no per-category member lacks a category."""
-    own = {"error:rubric", "error:worker_crashed", "error:unknown"}
+    own = {"error:rubric", "error:worker_crashed", "error:unknown", "error:replay"}
     per_category = {o.value for o in Outcome if o.is_error} - own
     assert per_category == {f"error:{c}" for c in get_args(FailureCategory)}
 
@@ -337,3 +337,19 @@ def test_checks_are_trait_checks() -> None:
         TraitCheck("Clarity", "llm score 1-5", 3, True, True, bound=">= 3 (of 1-5)"),
         TraitCheck("Cites", "regex", False, True, False, bound="== true"),
     ]
+
+
+def test_a_strict_replay_miss_is_its_own_error() -> None:
+    missed = errored("unexpected_error", message="strict replay: no recorded reply")
+    failure = missed.metadata.failure
+    assert failure is not None
+    marked = missed.model_copy(
+        update={
+            "metadata": missed.metadata.model_copy(
+                update={"failure": failure.model_copy(update={"details": {"replay_miss": True}})}
+            )
+        }
+    )
+
+    assert outcome_of(marked, [], gating=False) is Outcome.REPLAY_ERROR
+    assert outcome_of(missed, [], gating=False) is Outcome.UNEXPECTED_ERROR

@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.retries import ERROR_CATEGORY, RETRY_TALLY, RetryTally
+from pytest_karenina.pipeline.retries import ERROR_CATEGORY, REPLAY_MISS, RETRY_TALLY, RetryTally
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
@@ -76,9 +76,13 @@ class FinalizeResultStage(BaseVerificationStage):
             sufficiency_reasoning=template.sufficiency_reasoning,
             template_validation_error=template.template_validation_error,
         )
-        judge_output = context.get_artifact(JUDGE_RAW_OUTPUT)
-        if failure is not None and judge_output:
-            details: dict[str, Any] = {**(failure.details or {}), "judge_output": judge_output}
+        extra = {
+            "judge_output": context.get_artifact(JUDGE_RAW_OUTPUT),
+            REPLAY_MISS: context.get_artifact(REPLAY_MISS),
+        }
+        extra = {key: value for key, value in extra.items() if value}
+        if failure is not None and extra:
+            details: dict[str, Any] = {**(failure.details or {}), **extra}
             failure = failure.model_copy(update={"details": details})
         few_shot = context.few_shot_examples or []
         return VerificationResultMetadata(
