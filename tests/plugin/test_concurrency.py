@@ -20,18 +20,25 @@ class InFlight:
 
     Waiting for the others instead of sleeping a fixed time keeps the cross-process check
     independent of how far apart the xdist workers start on a loaded machine; a run whose
-    pipelines do not overlap still ends, after ``patience`` per call, with a low peak.
+    pipelines do not overlap still ends, after ``patience`` per call, with a low peak. With
+    ``quorum``, the ``patience`` clock starts only once ``quorum`` calls were open together
+    (a call waits up to ``QUORUM_WAIT`` seconds for that): the peak then reaches ``quorum``
+    however late a worker starts, and ``patience`` is the window in which more would show.
     """
 
-    def __init__(self, gather: int, patience: float) -> None:
-        self.gather, self.patience = gather, patience
+    QUORUM_WAIT = 30.0
+
+    def __init__(self, gather: int, patience: float, quorum: int | None = None) -> None:
+        self.gather, self.patience, self.quorum = gather, patience, quorum
         self.opened = threading.Condition()
         self.now = self.peak = 0
 
     @classmethod
-    def scripted(cls, server: OpenAIServer, gather: int, patience: float) -> InFlight:
+    def scripted(
+        cls, server: OpenAIServer, gather: int, patience: float, quorum: int | None = None
+    ) -> InFlight:
         """A tracker answering the multi-question cases on ``server`` (judge rules too)."""
-        tracker = cls(gather, patience)
+        tracker = cls(gather, patience, quorum)
         for case in CHECKPOINT_CASES[MULTI]:
             server.add_rule(tracker.answer(case), last_contains=case.asks, structured=False)
         scripted(server)
@@ -43,6 +50,9 @@ class InFlight:
                 self.now += 1
                 self.peak = max(self.peak, self.now)
                 self.opened.notify_all()
+                if self.quorum is not None:
+                    quorum = self.quorum
+                    self.opened.wait_for(lambda: self.peak >= quorum, timeout=self.QUORUM_WAIT)
                 self.opened.wait_for(lambda: self.peak >= self.gather, timeout=self.patience)
                 self.now -= 1
             return case.answer
@@ -80,9 +90,10 @@ def test_concurrency_one_runs_pipelines_one_by_one(
 def test_max_concurrent_requests_caps_the_whole_run(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
-    # Answers wait up to 1.5 s for all 4 to be open, which a cap of 2 never allows: with
-    # -n 2 each worker gets 1 of the 2 slots, so the provider never sees more than 2.
-    tracker = InFlight.scripted(openai_server, gather=4, patience=1.5)
+    # Answers wait until 2 are open together, then up to 1.5 s more for all 4, which a cap
+    # of 2 never allows: with -n 2 each worker gets 1 of the 2 slots, so the provider never
+    # sees more than 2, and sees 2 however far apart the workers start.
+    tracker = InFlight.scripted(openai_server, gather=4, patience=1.5, quorum=2)
     path = copy_checkpoint(pytester)
     args = endpoint_args(openai_server, "--karenina-max-concurrent-requests", "2")
     result = pytester.runpytest("--karenina", str(path), *args, *dist)
