@@ -172,6 +172,10 @@ class QuestionItem(pytest.Item):
             self.results, self.primitives = run.results, run.primitives
         except StageListError as exc:
             raise PipelineError(str(exc)) from None
+        finally:
+            logged = prefetcher.logs.take(self.nodeid)
+            if logged:
+                self.add_report_section("setup", "log", logged)
         for result in self.results:
             self.ihook.pytest_karenina_verification_result(item=self, result=result)
         definitions = trait_definitions(

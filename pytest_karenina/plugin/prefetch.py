@@ -26,6 +26,7 @@ from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.collect import ItemRun, QuestionItem
 from pytest_karenina.plugin.hookspecs import StageListError
+from pytest_karenina.plugin.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from pytest_karenina.plugin.verdict import primitive_names
@@ -54,6 +55,7 @@ class Prefetcher:
         self._futures: dict[str, Future[ItemRun]] = {}
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
+        self.logs = PipelineLogs(config)
 
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[QuestionItem]) -> None:
@@ -62,6 +64,8 @@ class Prefetcher:
             if item.runnable:
                 self._submit(item)
         self.llm.prepare()
+        if not self._threads:
+            self.logs.install()
         for index in range(self.settings.concurrency):
             thread = threading.Thread(target=self._work, name=f"karenina-{index}", daemon=True)
             thread.start()
@@ -94,7 +98,13 @@ class Prefetcher:
         code = item.question.template_code
 
         def run() -> ItemRun:
-            results = run_answer_group(tasks, self.vconfig, self.llm, orchestrator, self.run_name)
+            self.logs.working_on(item.nodeid)
+            try:
+                results = run_answer_group(
+                    tasks, self.vconfig, self.llm, orchestrator, self.run_name
+                )
+            finally:
+                self.logs.working_on(None)
             # Here the template was just compiled (a cache hit); in the main thread, many
             # items later, the bounded cache may have dropped it.
             return ItemRun(results, primitive_names(code) if code.strip() else {})
@@ -146,5 +156,6 @@ class Prefetcher:
             future.cancel()
         for _ in self._threads:
             self._jobs.put(None)
+        self.logs.uninstall()
         if self.replay is not None:
             self.replay.compact()

@@ -20,6 +20,7 @@ import pytest
 
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.heap import HeapSettler
+from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.prefetch import Prefetcher
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
@@ -136,6 +137,16 @@ class RunnerPlugin:
             return (yield)
         finally:
             prefetcher.stop()
+
+    # pytest installs its log capture per phase: keep the pipelines' records out of each.
+    def pytest_runtest_setup(self) -> None:
+        shield_capture_handlers()
+
+    def pytest_runtest_call(self) -> None:
+        shield_capture_handlers()
+
+    def pytest_runtest_teardown(self) -> None:
+        shield_capture_handlers()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

@@ -124,3 +124,55 @@ def test_adapter_hook_replaces_the_model(pytester: pytest.Pytester) -> None:
     )
     result.assert_outcomes(passed=4, skipped=1)
     result.stdout.fnmatch_lines(["tokens: 24 in, 16 out"])  # 2 calls per question
+
+
+LOGGING_CONFTEST = """
+import logging
+
+import pytest
+from pytest_karenina.pipeline import BaseVerificationStage
+
+
+class LoudStage(BaseVerificationStage):
+    name = "Loud"
+    requires = []
+    produces = []
+
+    def should_run(self, context):
+        return True
+
+    def execute(self, context):
+        logging.getLogger("bench").warning("pipeline of %s", context.question_id)
+
+
+def pytest_karenina_modify_stages(item, stages):
+    stages.insert(0, LoudStage())
+
+
+CAPTURED = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "setup":
+        CAPTURED[report.nodeid.rsplit("::", 1)[-1]] = report.caplog
+
+
+def pytest_sessionfinish(session):
+    for name, text in sorted(CAPTURED.items()):
+        seen = [line.split("pipeline of ")[-1] for line in text.splitlines()]
+        print(f"LOG {name}: {' | '.join(seen)}")
+"""
+
+
+def test_each_pipelines_log_records_land_under_its_own_item(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    scripted(openai_server)
+    pytester.makeconftest(LOGGING_CONFTEST)
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    result.stdout.fnmatch_lines(
+        [f"*LOG mq00{i}: urn:karenina:test:mq00{i}" for i in range(1, 5)] + ["LOG mq005: "]
+    )
