@@ -66,12 +66,17 @@ def explain_verdict(verdict: Verdict, primitives: Mapping[str, str]) -> str:
 
 
 def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
-    """Why gated rubric traits have no value, per result."""
+    """Why gated rubric traits have no value, per result, and the rule that would decide
+    without them."""
     lines = []
+    names: dict[str, None] = {}
     for verdict in verdicts:
         lines.append("rubric traits that decide the verdict could not be measured:")
         lines.extend(trait_check_line(check) for check in verdict.unmeasured_traits)
         lines.append(f"  {_models(verdict.result)}")
+        names.update(dict.fromkeys(check.name for check in verdict.unmeasured_traits))
+    rules = ", ".join(f"{name} off" for name in names)
+    lines.append(f"  to decide without them: --karenina-rubric-gates='{rules}'")
     return "\n".join(lines)
 
 

@@ -73,6 +73,7 @@ def test_rubric_only_with_default_gates_errors_items_whose_gated_callables_canno
         "*rubric traits that decide the verdict could not be measured:*",
         "*trait ContainsCitations (callable boolean): no value (callable trait: callable_code"
         " holds Python source text*",
+        f"*to decide without them: --karenina-rubric-gates='{UNLOADABLE}'",
     ])  # fmt: skip
     assert "error:rubric 3" in result.stdout.str()
 

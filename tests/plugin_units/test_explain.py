@@ -130,6 +130,7 @@ def test_explain_unmeasured() -> None:
         "rubric traits that decide the verdict could not be measured:",
         "  trait Safe (llm boolean): no value (judge call failed)",
         MODELS,
+        "  to decide without them: --karenina-rubric-gates='Safe off'",
     ]
 
 
