@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_karenina.plugin.verdict import (
+    Outcome,
     Verdict,
     field_rows,
     overrides,
@@ -51,7 +52,59 @@ class VerificationFailed(AssertionError):
         self.primitives = primitives
 
     def explain(self) -> str:
-        return "\n\n".join(explain_verdict(v, self.primitives) for v in self.verdicts)
+        """A one-line reason (what pytest's short summary shows), then every verdict."""
+        body = "\n\n".join(explain_verdict(v, self.primitives) for v in self.verdicts)
+        return f"{failure_headline(self.verdicts, self.primitives)}\n{body}"
+
+
+MAX_HEADLINE_FIELDS = 3
+
+
+def failure_headline(verdicts: Sequence[Verdict], primitives: Mapping[str, str]) -> str:
+    """Why the item failed, in one line: the first failing result's wrong fields (``r_count:
+    2 != 3``), its override, or its first failing rubric trait."""
+    failing = [v for v in verdicts if v.category not in (Outcome.PASS, Outcome.NO_VERDICT)]
+    if not failing:
+        return "verification failed"
+    reason = _reason(failing[0], primitives)
+    more = len(failing) - 1
+    return f"{reason} (and {more} more result{'s' if more > 1 else ''})" if more else reason
+
+
+def _reason(verdict: Verdict, primitives: Mapping[str, str]) -> str:
+    template = verdict.result.template
+    if template is not None and template.verify_result is False:
+        if template.abstention_override_applied:
+            return f"abstained: {short(template.abstention_reasoning, MAX_VALUE)}"
+        if template.sufficiency_override_applied:
+            return f"insufficient answer: {short(template.sufficiency_reasoning, MAX_VALUE)}"
+        rows = field_rows(verdict.result, primitives)
+        wrong = [r for r in rows if r["passed"] is False or _differs(template, r)]
+        if wrong:
+            shown = [
+                f"{r['field']}: {short(r['parsed'])} != {short(r['expected'])}"
+                for r in wrong[:MAX_HEADLINE_FIELDS]
+            ]
+            extra = len(wrong) - len(shown)
+            return "; ".join(shown) + (f"; and {extra} more fields" if extra else "")
+        failed_regex = [n for n, ok in (template.regex_validation_results or {}).items() if not ok]
+        if failed_regex:
+            return f"regex {', '.join(failed_regex)} did not match"
+        if template.field_verification_error:
+            return f"verify() raised: {template.field_verification_error}"
+        return "verify() returned False"
+    if verdict.failing_traits:
+        check = verdict.failing_traits[0]
+        return f"rubric {check.name}: {short(check.value)}, needs {check.bound}"
+    return str(verdict.category)
+
+
+def _differs(template: Any, row: Mapping[str, Any]) -> bool:
+    """A field of a template that decides with its own ``verify()`` (no per-field results)
+    whose extraction is not its ground truth."""
+    return (
+        not template.field_results and row["passed"] is None and (row["parsed"] != row["expected"])
+    )
 
 
 def explain_verdict(verdict: Verdict, primitives: Mapping[str, str]) -> str:
@@ -119,6 +172,8 @@ def explain_result(result: VerificationResult, primitives: Mapping[str, str]) ->
         lines.append("  field | expected | parsed | primitive | result")
         for row in rows:
             mark = {True: "pass", False: "FAIL", None: "-"}[row["passed"]]
+            if template is not None and not template.field_results and row["passed"] is None:
+                mark = "differs" if _differs(template, row) else "same"
             lines.append(
                 f"  {row['field']} | {short(row['expected'])} | {short(row['parsed'])} | "
                 f"{row['primitive'] or '-'} | {mark}"

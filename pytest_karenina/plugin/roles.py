@@ -199,10 +199,13 @@ class ControllerPlugin:
 
     def pytest_report_header(self) -> list[str]:
         distributed = self.role is ProcessRole.XDIST_CONTROLLER
-        lines = header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
-        if self._tb_unchosen():
-            lines.append(compact_summary_line())
-        return lines
+        return header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
+
+    def pytest_report_collectionfinish(self, items: list[pytest.Item]) -> list[str]:
+        """Under the collection count: a run that could fail more questions than the full
+        failure summary can take says that it would be compact."""
+        large = len(question_items(items)) > COMPACT_SUMMARY_FAILURES
+        return [compact_summary_line()] if large and self._tb_unchosen() else []
 
     def _tb_unchosen(self) -> bool:
         return bool(self.config.getoption("tbstyle", "auto") == "auto")

@@ -11,6 +11,7 @@ from pytest_karenina.plugin.explain import (
     explain_result,
     explain_unmeasured,
     explain_verdict,
+    failure_headline,
     short,
     trait_check_line,
 )
@@ -147,13 +148,31 @@ def test_unmeasured_traits_are_listed_before_failing_ones() -> None:
 
 
 def test_verification_failed_explains_every_verdict() -> None:
-    """The exception's text joins each verdict's explanation with a blank line."""
+    """The exception's text: a one-line reason, then each verdict's explanation, separated
+    by a blank line."""
     verdicts = verdicts_of(fields_result(), graded(None, Clarity=1))
     failure = VerificationFailed(verdicts, PRIMITIVES)
     assert isinstance(failure, AssertionError)
     first, second = failure.explain().split("\n\n")
-    assert first == explain_result(verdicts[0].result, PRIMITIVES)
+    headline, _, rest = first.partition("\n")
+    assert headline == "symbol: 'Ag' != 'Au' (and 1 more result)"
+    assert rest == explain_result(verdicts[0].result, PRIMITIVES)
     assert second.startswith("rubric verdict: rubric_fail\n")
+
+
+def test_the_headline_names_the_reason() -> None:
+    (rubric,) = verdicts_of(graded(None, Clarity=1))
+    (abstained,) = verdicts_of(
+        result(
+            False, abstention_detected=True, abstention_override_applied=True,
+            abstention_reasoning="declines to answer",
+        )
+    )  # fmt: skip
+    (many,) = verdicts_of(fields_result(symbol="Ag", year=1900))
+
+    assert failure_headline([rubric], PRIMITIVES) == "rubric Clarity: 1, needs >= 3 (of 1-5)"
+    assert failure_headline([abstained], PRIMITIVES) == "abstained: 'declines to answer'"
+    assert failure_headline([many], PRIMITIVES) == "symbol: 'Ag' != 'Au'; year: 1900 != 1928"
 
 
 @pytest.mark.parametrize(
