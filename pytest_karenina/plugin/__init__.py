@@ -65,5 +65,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         # Imported here for the same reason as in pytest_configure.
         from pytest_karenina.plugin.collect import CheckpointFile
 
-        return CheckpointFile.from_parent(parent, path=file_path)
+        rootpath = parent.config.rootpath
+        if file_path.is_relative_to(rootpath):
+            return CheckpointFile.from_parent(parent, path=file_path)
+        # Outside the rootdir pytest would name it "" (or ../../..): its file name reads best.
+        return CheckpointFile.from_parent(parent, path=file_path, nodeid=file_path.name)
     return None

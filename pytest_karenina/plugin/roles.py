@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
 from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.prefetch import Prefetcher
@@ -93,6 +94,9 @@ def writes_html_report(config: pytest.Config) -> bool:
 
 def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     """Resolve settings once, build the VerificationConfig, register the role plugins."""
+    problem = misplaced_config(config, checkpoints)
+    if problem is not None:
+        raise pytest.UsageError(problem)
     settings = resolve_settings(config, checkpoints)
     vconfig = build_config(settings)
     settings = settings.with_default_replay(vconfig)

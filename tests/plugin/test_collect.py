@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tests.helpers import DATA
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
@@ -129,3 +129,29 @@ def test_deselect_drops_one_variant(pytester: pytest.Pytester, openai_server: Op
     )
     assert "9/10 tests collected (1 deselected)" in result.stdout.str()
     assert "mq002[test-model-r2]" not in result.stdout.str()
+
+
+def test_a_checkpoint_outside_the_project_keeps_the_projects_configuration(
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:  # fmt: skip
+    scripted(openai_server)
+    elsewhere = tmp_path_factory.mktemp("benchmarks") / MULTI
+    shutil.copy(DATA / MULTI, elsewhere)
+    pytester.makepyprojecttoml(
+        f"""
+        [tool.pytest.ini_options]
+        karenina_endpoint = "{openai_server.base_url}"
+        karenina_answering_model = ["test-model"]
+        """
+    )
+
+    # As a separate argument pytest takes the path for a test path and reads no project
+    # configuration: the run stops and says how to run it.
+    stopped = pytester.runpytest("--karenina", str(elsewhere), "-p", "no:cacheprovider")
+    assert stopped.ret == pytest.ExitCode.USAGE_ERROR
+    stopped.stderr.fnmatch_lines([f"*Write --karenina={elsewhere} (with '='*or pass -c *"])
+
+    result = pytester.runpytest(f"--karenina={elsewhere}", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    result.stdout.fnmatch_lines([f"PASSED {MULTI}::mq001"])
