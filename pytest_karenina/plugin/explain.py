@@ -79,7 +79,7 @@ def _reason(verdict: Verdict, primitives: Mapping[str, str]) -> str:
         if template.sufficiency_override_applied:
             return f"insufficient answer: {short(template.sufficiency_reasoning, MAX_VALUE)}"
         rows = field_rows(verdict.result, primitives)
-        wrong = [r for r in rows if r["passed"] is False or _differs(template, r)]
+        wrong = [r for r in rows if r["passed"] is False or r["differs"]]
         if wrong:
             shown = [
                 f"{r['field']}: {short(r['parsed'])} != {short(r['expected'])}"
@@ -97,14 +97,6 @@ def _reason(verdict: Verdict, primitives: Mapping[str, str]) -> str:
         check = verdict.failing_traits[0]
         return f"rubric {check.name}: {short(check.value)}, needs {check.bound}"
     return str(verdict.category)
-
-
-def _differs(template: Any, row: Mapping[str, Any]) -> bool:
-    """A field of a template that decides with its own ``verify()`` (no per-field results)
-    whose extraction is not its ground truth."""
-    return (
-        not template.field_results and row["passed"] is None and (row["parsed"] != row["expected"])
-    )
 
 
 def explain_verdict(verdict: Verdict, primitives: Mapping[str, str]) -> str:
@@ -172,8 +164,8 @@ def explain_result(result: VerificationResult, primitives: Mapping[str, str]) ->
         lines.append("  field | expected | parsed | primitive | result")
         for row in rows:
             mark = {True: "pass", False: "FAIL", None: "-"}[row["passed"]]
-            if template is not None and not template.field_results and row["passed"] is None:
-                mark = "differs" if _differs(template, row) else "same"
+            if row["differs"] is not None:
+                mark = "differs" if row["differs"] else "same"
             lines.append(
                 f"  {row['field']} | {short(row['expected'])} | {short(row['parsed'])} | "
                 f"{row['primitive'] or '-'} | {mark}"

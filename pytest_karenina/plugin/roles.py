@@ -157,6 +157,10 @@ class RunnerPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if call.when == "setup" and isinstance(item, QuestionItem) and item.results:
+            # Setup waited for the pipeline, which may have run long before: the item's
+            # time is its pipeline's (pytest's --durations, JUnit and pytest-html show it).
+            report.duration = sum(result.metadata.execution_time for result in item.results)
         attach = call.when == "call" or (call.when == "setup" and report.failed)
         if not (isinstance(item, QuestionItem) and item.verdicts and attach):
             return report

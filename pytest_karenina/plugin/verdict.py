@@ -160,7 +160,9 @@ def decide_verdicts(
 
 
 def field_rows(result: VerificationResult, primitives: Mapping[str, str]) -> list[dict[str, Any]]:
-    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict).
+    """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)
+    and, for a template that decides with its own ``verify()`` (no per-field verdicts),
+    ``differs``: whether the extraction is not the ground truth (else None).
 
     ``primitives``: field -> primitive class name (:func:`primitive_names` of the template).
     """
@@ -180,6 +182,7 @@ def field_rows(result: VerificationResult, primitives: Mapping[str, str]) -> lis
             "parsed": parsed.get(name),
             "primitive": primitives.get(name),
             "passed": outcome.get(name),
+            "differs": None if outcome else parsed.get(name) != expected.get(name),
         }
         for name in names
     ]

@@ -54,6 +54,23 @@ def rendered_dom(pytester: pytest.Pytester, report: Path) -> str:
     ).stdout  # fmt: skip
 
 
+def screenshot(pytester: pytest.Pytester, report: Path) -> bytes:
+    """A PNG of ``report`` as headless Chromium draws it (skips without chromium)."""
+    chromium = shutil.which("chromium") or shutil.which(CHROMIUM)
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    target = pytester.path / "report.png"
+    subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--virtual-time-budget=5000",
+         "--hide-scrollbars", "--window-size=1400,2200",
+         f"--user-data-dir={pytester.path / 'chromium-shot'}",
+         f"--screenshot={target}", report.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return target.read_bytes()
+
+
 def rendered_rows(dom: str, nodeid: str) -> list[str]:
     """The rendered results-table bodies of the test ``nodeid``."""
     bodies = {b.split("</tbody>")[0] for b in dom.split('<tbody class="results-table-row')}

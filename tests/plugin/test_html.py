@@ -19,6 +19,7 @@ from tests.plugin.plugin_helpers import (
     endpoint_args,
     rendered_dom,
     rendered_rows,
+    screenshot,
     scripted,
 )
 from tests.support.openai_server import OpenAIServer
@@ -192,3 +193,62 @@ def test_failing_fields_table_renders_in_headless_chromium(
     assert '<td class="col-kverdict">verify_fail</td>' in body
     extras_row = re.search(r'<tr class="([^"]*extras-row[^"]*)"', body)
     assert extras_row is not None and "hidden" not in extras_row.group(1)
+    # The model's answer is open in the failing row, no click needed.
+    row_dom = dom.split(f'id="{FAILING}"', 1)[1].split('<tbody class="results-table-row', 1)[0]
+    assert '<details class="karenina-trace" open="">' in row_dom
+    assert "The symbol for gold is Ag." in row_dom
+    picture = screenshot(pytester, report)
+    assert picture.startswith(b"\x89PNG\r\n\x1a\n") and len(picture) > 20_000
+
+
+def test_report_title_environment_score_reasons_and_open_answers(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    scripted(openai_server)
+    result, report = run_html(pytester, openai_server, copy_checkpoint(pytester))
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    text = report.read_text(encoding="utf-8")
+    data = report_data(report)
+
+    assert f"karenina: {MULTI}" in text  # the title
+    environment = data["environment"]
+    assert environment["Karenina checkpoints"] == MULTI
+    assert environment["Karenina mode"] == "template_only"
+    assert environment["Answering models"] == "test-model"
+    assert environment["Endpoint"] == openai_server.base_url.split("//")[1].split("/")[0]
+    assert "test-key" not in json.dumps(environment)
+    failing = row(data, FAILING)
+    # a classic template decides with its own verify(): no granular score, and the cell says so
+    assert "n/a (own verify())" in failing["kscore"]
+    assert '<details class="karenina-trace" open>' in extras_html(failing)
+    assert "<td>symbol</td><td>&#x27;Au&#x27;</td><td>&#x27;Ag&#x27;</td><td>-</td>" in (
+        extras_html(failing)
+    )
+    assert '<strong class="karenina-fail">differs</strong>' in extras_html(failing)
+    # The log pane keeps the one-line reason, not the explanation the extras already show.
+    log = "".join(failing["log"]) if isinstance(failing["log"], list) else failing["log"]
+    assert "symbol: &#x27;Ag&#x27; != &#x27;Au&#x27;" in log
+    assert "field | expected" not in log
+
+
+def test_an_items_duration_is_its_pipelines_not_its_wait(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    scripted(openai_server)
+    openai_server.set_latency(0.2)  # two calls per question: at least 0.4 s per pipeline
+    pytester.makeconftest(
+        """
+        def pytest_runtest_logreport(report):
+            if report.when == "setup" and report.passed:
+                print(f"SETUP {report.nodeid.rsplit(':', 1)[-1]} {report.duration:.2f}")
+        """
+    )
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+
+    found = re.findall(r"SETUP (mq\d+) ([0-9.]+)", result.stdout.str())
+    durations = {name: float(seconds) for name, seconds in found}
+    # The pipelines ran together before the loop reached most items; each still shows its own.
+    assert sorted(durations) == ["mq001", "mq002", "mq003", "mq004"]
+    assert min(durations.values()) >= 0.35, durations

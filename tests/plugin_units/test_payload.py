@@ -111,7 +111,7 @@ def test_result_summary_holds_the_facts() -> None:
     assert first.deciding_stage == "VerifyTemplate"
     assert first.fields[0] == {
         "field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
-        "passed": False,
+        "passed": False, "differs": None,
     }  # fmt: skip
     assert first.regex == {"cites": False}
     assert first.abstention_reasoning == "not an abstention"

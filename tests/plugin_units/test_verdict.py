@@ -295,10 +295,24 @@ def test_field_rows_with_a_compiled_template() -> None:
     """One row per judged field, with the primitive class read from the template."""
     assert field_rows(fields_result(symbol="Ag", year=1929), PRIMITIVES) == [
         {"field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
-         "passed": False},
+         "passed": False, "differs": None},
         {"field": "year", "expected": 1928, "parsed": 1929, "primitive": "NumericExact",
-         "passed": False},
+         "passed": False, "differs": None},
     ]  # fmt: skip
+
+
+def test_field_rows_of_a_template_with_its_own_verify_say_what_differs() -> None:
+    """No per-field verdicts: each row says whether the extraction is the ground truth."""
+    built = result(
+        False,
+        parsed_gt_response={"symbol": "Au", "year": 1928},
+        parsed_llm_response={"symbol": "Au", "year": 1929},
+    )
+    rows = field_rows(built, {})
+    assert [(r["field"], r["passed"], r["differs"]) for r in rows] == [
+        ("symbol", None, False),
+        ("year", None, True),
+    ]
 
 
 def test_field_rows_list_expected_fields_without_outcome_last() -> None:

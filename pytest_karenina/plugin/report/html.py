@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 from pytest_karenina.rubrics.gates import TraitCheck
 
 MAX_VALUE = 200
@@ -50,12 +52,20 @@ def _mark(passed: Any) -> str:
     return "pass" if passed else '<strong class="karenina-fail">FAIL</strong>'
 
 
+def _field_mark(row: Mapping[str, Any]) -> str:
+    """pass / FAIL; for a template with its own ``verify()``, differs / same."""
+    differs = row.get("differs")
+    if row.get("passed") is None and differs is not None:
+        return '<strong class="karenina-fail">differs</strong>' if differs else "same"
+    return _mark(row.get("passed"))
+
+
 def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{t}</th>" for t in ("field", "expected", "parsed", "primitive", "result"))
     rows = "".join(
         f"<tr><td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
         f"<td>{_value(row.get('parsed'))}</td><td>{_text(row.get('primitive') or '-')}</td>"
-        f"<td>{_mark(row.get('passed'))}</td></tr>"
+        f"<td>{_field_mark(row)}</td></tr>"
         for row in fields
     )
     return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
@@ -106,7 +116,25 @@ def _notes(summary: ResultSummary) -> Iterator[str]:
         yield f'error: <span class="karenina-error">{_text(summary.error)}</span>'
 
 
-def _result_block(summary: ResultSummary, trace: str | None, label: str | None) -> str:
+def score_cell(payload: ItemPayload) -> str:
+    """The lowest granular score, or why there is none (escaped HTML)."""
+    if payload.score is not None:
+        return _score(payload.score)
+    categories = {summary.category for summary in payload.summaries}
+    if "abstained" in categories:
+        why = "abstained"
+    elif any(s.verify_result is not None for s in payload.summaries):
+        why = "own verify()"  # a classic template decides without field scores
+    elif payload.summaries:
+        why = "no template verdict"
+    else:
+        return ""
+    return f'<span class="karenina-na" title="no granular score: {why}">n/a ({why})</span>'
+
+
+def _result_block(
+    summary: ResultSummary, trace: str | None, label: str | None, failed: bool = False
+) -> str:
     """One result's details; ``label`` (several results) also shows its category and tokens."""
     granular = _score(summary.granular_score)
     head = f"<strong>{label}</strong>{_text(summary.category)}, " if label else ""
@@ -131,8 +159,10 @@ def _result_block(summary: ResultSummary, trace: str | None, label: str | None) 
         parts.append('<ul class="karenina-notes">' + "".join(f"<li>{n}</li>" for n in notes))
         parts.append("</ul>")
     if trace:
+        # A failure's answer is what the reader came for: shown without a click.
+        opened = " open" if failed else ""
         parts.append(
-            '<details class="karenina-trace"><summary>raw response</summary>'
+            f'<details class="karenina-trace"{opened}><summary>model answer</summary>'
             f'<pre style="white-space: pre-wrap">{escape(trace)}</pre></details>'
         )
     return '<div class="karenina-result">' + "".join(parts) + "</div>"
@@ -166,7 +196,8 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
     for index, summary in enumerate(summaries):
         label = f"Result {index + 1}/{len(summaries)}: " if len(summaries) > 1 else None
         trace = _trace(payload, index, summary) if include_trace else None
-        blocks.append(_result_block(summary, trace, label))
+        failed = summary.category != "pass"
+        blocks.append(_result_block(summary, trace, label, failed))
     return '<div class="karenina-extras">' + head + "".join(blocks) + "</div>"
 
 
@@ -202,11 +233,31 @@ class HtmlPlugin:
             values = (
                 _text(payload.answering_model),
                 _text(payload.category),
-                _score(payload.score),
+                score_cell(payload),
                 _text(rubric_cell(payload)),
             )
         for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')
+
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        """The extras show the explanation as tables: the log keeps only its one-line reason
+        (and the captured output), not the same text again."""
+        if getattr(report, "karenina", None) and report.longreprtext and data:
+            data[0] = escape(report.longreprtext.splitlines()[0]) + "\n"
+
+    def pytest_html_report_title(self, report: Any) -> None:
+        names = ", ".join(path.name for path in self.config.stash[CHECKPOINTS_KEY])
+        report.title = f"karenina: {names}"
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The run's facts in the report's Environment table (pytest-metadata's)."""
+        try:
+            from pytest_metadata.plugin import metadata_key  # type: ignore[import-untyped]
+        except ImportError:  # pytest-html without pytest-metadata 3: no table to fill
+            return
+        metadata = self.config.stash.get(metadata_key, None)
+        if metadata is not None:
+            metadata.update(environment(self.config))
 
     def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
         controller = session.config.pluginmanager.get_plugin("karenina-controller")
