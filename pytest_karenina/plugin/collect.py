@@ -4,7 +4,7 @@ replicate, in file order (xdist workers must collect identically)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,13 @@ from pytest_karenina.plugin.stash import (
     PREFETCHER_KEY,
     SETTINGS_KEY,
 )
-from pytest_karenina.plugin.verdict import Outcome, Verdict, decide_verdicts, trait_definitions
+from pytest_karenina.plugin.verdict import (
+    FieldFacts,
+    Outcome,
+    Verdict,
+    decide_verdicts,
+    trait_definitions,
+)
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.gates import unknown_gate_traits
 from pytest_karenina.rubrics.traits import Rubric, has_traits
@@ -57,11 +63,11 @@ def question_slug(question_id: str) -> str:
 
 @dataclass(frozen=True)
 class ItemRun:
-    """What an item's pipelines produced: its results, and the primitive class name of each
-    template field (read where the template was compiled, for the reports)."""
+    """What an item's pipelines produced: its results, and what its template says about its
+    fields (read where the template was compiled, for the reports)."""
 
     results: list[VerificationResult]
-    primitives: Mapping[str, str]
+    facts: FieldFacts
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ class QuestionItem(pytest.Item):
         if not self.runnable:
             self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
         self.results: list[VerificationResult] = []
-        self.primitives: Mapping[str, str] = {}
+        self.facts = FieldFacts()
         self.verdicts: list[Verdict] = []
 
     @property
@@ -169,7 +175,7 @@ class QuestionItem(pytest.Item):
             return
         try:
             run = prefetcher.result_of(self)
-            self.results, self.primitives = run.results, run.primitives
+            self.results, self.facts = run.results, run.facts
         except StageListError as exc:
             raise PipelineError(str(exc)) from None
         finally:
@@ -198,12 +204,12 @@ class QuestionItem(pytest.Item):
     def teardown(self) -> None:
         """Let go of the results: the reports hold what they need, and a large run would
         otherwise keep every result of every question until the session ends."""
-        self.results, self.verdicts, self.primitives = [], [], {}
+        self.results, self.verdicts, self.facts = [], [], FieldFacts()
 
     def runtest(self) -> None:
         categories = [verdict.category for verdict in self.verdicts]
         if any(category not in (Outcome.PASS, Outcome.NO_VERDICT) for category in categories):
-            raise VerificationFailed(self.verdicts, self.primitives)
+            raise VerificationFailed(self.verdicts, self.facts)
         if not categories or Outcome.NO_VERDICT in categories:
             rubric_only = self.config.stash[CONFIG_KEY].evaluation_mode == "rubric_only"
             pytest.skip(NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT)
@@ -213,7 +219,7 @@ class QuestionItem(pytest.Item):
         return ItemPayload.of_verdicts(
             nodeid=self.nodeid, question_id=self.question.id, question_text=self.question.text,
             answering_model=self.model_replicate.answering.id or "",
-            replicate=self.model_replicate.replicate, primitives=self.primitives,
+            replicate=self.model_replicate.replicate, facts=self.facts,
             verdicts=self.verdicts, include_trace=include_trace,
         )  # fmt: skip
 

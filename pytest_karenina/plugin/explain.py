@@ -5,12 +5,13 @@ error (:func:`explain_error`, raised in setup)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_karenina.plugin.verdict import (
+    FieldFacts,
     Outcome,
     Verdict,
     field_rows,
@@ -46,39 +47,39 @@ class VerificationFailed(AssertionError):
     """At least one of the item's results failed: a false template verdict or a failed
     rubric gate."""
 
-    def __init__(self, verdicts: Sequence[Verdict], primitives: Mapping[str, str]) -> None:
+    def __init__(self, verdicts: Sequence[Verdict], facts: FieldFacts) -> None:
         super().__init__("verification failed")
         self.verdicts = list(verdicts)
-        self.primitives = primitives
+        self.facts = facts
 
     def explain(self) -> str:
         """A one-line reason (what pytest's short summary shows), then every verdict."""
-        body = "\n\n".join(explain_verdict(v, self.primitives) for v in self.verdicts)
-        return f"{failure_headline(self.verdicts, self.primitives)}\n{body}"
+        body = "\n\n".join(explain_verdict(v, self.facts) for v in self.verdicts)
+        return f"{failure_headline(self.verdicts, self.facts)}\n{body}"
 
 
 MAX_HEADLINE_FIELDS = 3
 
 
-def failure_headline(verdicts: Sequence[Verdict], primitives: Mapping[str, str]) -> str:
+def failure_headline(verdicts: Sequence[Verdict], facts: FieldFacts) -> str:
     """Why the item failed, in one line: the first failing result's wrong fields (``r_count:
     2 != 3``), its override, or its first failing rubric trait."""
     failing = [v for v in verdicts if v.category not in (Outcome.PASS, Outcome.NO_VERDICT)]
     if not failing:
         return "verification failed"
-    reason = _reason(failing[0], primitives)
+    reason = _reason(failing[0], facts)
     more = len(failing) - 1
     return f"{reason} (and {more} more result{'s' if more > 1 else ''})" if more else reason
 
 
-def _reason(verdict: Verdict, primitives: Mapping[str, str]) -> str:
+def _reason(verdict: Verdict, facts: FieldFacts) -> str:
     template = verdict.result.template
     if template is not None and template.verify_result is False:
         if template.abstention_override_applied:
             return f"abstained: {short(template.abstention_reasoning, MAX_VALUE)}"
         if template.sufficiency_override_applied:
             return f"insufficient answer: {short(template.sufficiency_reasoning, MAX_VALUE)}"
-        rows = field_rows(verdict.result, primitives)
+        rows = field_rows(verdict.result, facts)
         wrong = [r for r in rows if r["passed"] is False or r["differs"]]
         if wrong:
             shown = [
@@ -99,11 +100,11 @@ def _reason(verdict: Verdict, primitives: Mapping[str, str]) -> str:
     return str(verdict.category)
 
 
-def explain_verdict(verdict: Verdict, primitives: Mapping[str, str]) -> str:
+def explain_verdict(verdict: Verdict, facts: FieldFacts) -> str:
     """The template explanation (when there is a template verdict), then failing traits."""
     result = verdict.result
     if result.template is not None and result.template.verify_result is not None:
-        lines = [explain_result(result, primitives)]
+        lines = [explain_result(result, facts)]
     else:
         lines = [f"rubric verdict: {verdict.category}", f"  {_models(result)}"]
     lines.extend(rubric_explanation(verdict))
@@ -152,14 +153,14 @@ def _models(result: VerificationResult) -> str:
     )
 
 
-def explain_result(result: VerificationResult, primitives: Mapping[str, str]) -> str:
+def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
     template = result.template
     verdict = template.verify_result if template else None
     granular = template.verify_granular_result if template else None
     score = f", granular score {granular:.2f}" if isinstance(granular, int | float) else ""
     lines = [f"verify_result {verdict} (decided by {template_deciding_stage(result)}){score}"]
     lines.append(f"  {_models(result)}")
-    rows = field_rows(result, primitives)
+    rows = field_rows(result, facts)
     if rows:
         lines.append("  field | expected | parsed | primitive | result")
         for row in rows:

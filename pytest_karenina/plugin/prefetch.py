@@ -29,7 +29,7 @@ from pytest_karenina.plugin.hookspecs import StageListError
 from pytest_karenina.plugin.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
-from pytest_karenina.plugin.verdict import primitive_names
+from pytest_karenina.plugin.verdict import FieldFacts, field_facts
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 
@@ -107,7 +107,10 @@ class Prefetcher:
                 self.logs.working_on(None)
             # Here the template was just compiled (a cache hit); in the main thread, many
             # items later, the bounded cache may have dropped it.
-            return ItemRun(results, primitive_names(code) if code.strip() else {})
+            template = results[0].template if results else None
+            trace = template.raw_llm_response if template is not None else None
+            facts = field_facts(code, trace) if code.strip() else FieldFacts()
+            return ItemRun(results, facts)
 
         return run
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.templates import TemplateError, compile_template
+from pytest_karenina.templates.primitives.base import TracePrimitive
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
@@ -159,18 +160,48 @@ def decide_verdicts(
 # --- the facts behind a verdict ----------------------------------------------------------
 
 
-def field_rows(result: VerificationResult, primitives: Mapping[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FieldFacts:
+    """What the reports need of a question's template, read where it was compiled (the
+    pipeline's thread): each field's primitive class name and, for trace primitives, what the
+    check found in the answer (``True``: the pattern or text is there)."""
+
+    primitives: Mapping[str, str] = field(default_factory=dict)
+    observed: Mapping[str, bool] = field(default_factory=dict)
+
+
+def field_facts(code: str, trace: str | None) -> FieldFacts:
+    """The :class:`FieldFacts` of template ``code`` for the answer ``trace``; empty when the
+    template does not compile."""
+    try:
+        answer_class = compile_template(code)
+    except TemplateError:
+        return FieldFacts()
+    checks = {
+        name: meta.verify_with
+        for name, meta in answer_class.verified_fields().items()
+        if meta.verify_with is not None
+    }
+    observed = {
+        name: check.check_trace(trace)
+        for name, check in checks.items()
+        if isinstance(check, TracePrimitive) and trace is not None
+    }
+    return FieldFacts({name: type(check).__name__ for name, check in checks.items()}, observed)
+
+
+def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, Any]]:
     """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)
     and, for a template that decides with its own ``verify()`` (no per-field verdicts),
     ``differs``: whether the extraction is not the ground truth (else None).
 
-    ``primitives``: field -> primitive class name (:func:`primitive_names` of the template).
+    A trace primitive's field shows as parsed what its check found in the answer.
     """
     template = result.template
     if template is None:
         return []
     expected = template.parsed_gt_response or {}
-    parsed = template.parsed_llm_response or {}
+    parsed = {**(template.parsed_llm_response or {}), **facts.observed}
     outcome = template.field_results or {}
     names = [*outcome] + [n for n in expected if n not in outcome]
     if not names:
@@ -180,29 +211,12 @@ def field_rows(result: VerificationResult, primitives: Mapping[str, str]) -> lis
             "field": name,
             "expected": expected.get(name),
             "parsed": parsed.get(name),
-            "primitive": primitives.get(name),
+            "primitive": facts.primitives.get(name),
             "passed": outcome.get(name),
             "differs": None if outcome else parsed.get(name) != expected.get(name),
         }
         for name in names
     ]
-
-
-def primitive_names(code: str) -> dict[str, str]:
-    """Field -> primitive class name, from the template; ``{}`` when it does not compile.
-
-    Call it where the template was just compiled (the pipeline's thread, right after the
-    run): compiled classes are cached, but only so many.
-    """
-    try:
-        answer_class = compile_template(code)
-    except TemplateError:
-        return {}
-    return {
-        name: type(meta.verify_with).__name__
-        for name, meta in answer_class.verified_fields().items()
-        if meta.verify_with is not None
-    }
 
 
 def overrides(result: VerificationResult) -> list[str]:

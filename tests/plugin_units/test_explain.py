@@ -18,7 +18,7 @@ from pytest_karenina.plugin.explain import (
 from pytest_karenina.plugin.verdict import Outcome, Verdict
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
-    PRIMITIVES,
+    FACTS,
     errored,
     fields_result,
     graded,
@@ -50,7 +50,7 @@ def test_explain_verdict_of_a_template_failure() -> None:
         field_verification_error="ZeroDivisionError: division by zero",
     )
     (verdict,) = verdicts_of(built)
-    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
+    assert explain_verdict(verdict, FACTS).splitlines() == [
         "verify_result False (decided by VerifyTemplate), granular score 0.50",
         MODELS,
         "  field | expected | parsed | primitive | result",
@@ -72,7 +72,7 @@ def test_explain_verdict_of_an_abstention() -> None:
     )
     (verdict,) = verdicts_of(built)
     assert verdict.category is Outcome.ABSTAINED
-    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
+    assert explain_verdict(verdict, FACTS).splitlines() == [
         "verify_result False (decided by AbstentionCheck)",
         MODELS,
         "  abstention: 'The model declined to answer.'",
@@ -89,7 +89,7 @@ def test_explain_verdict_of_an_insufficient_response() -> None:
         sufficiency_reasoning="No year given.",
     )
     (verdict,) = verdicts_of(built)
-    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
+    lines = explain_verdict(verdict, FACTS).splitlines()
     assert lines[0] == "verify_result False (decided by SufficiencyCheck)"
     assert "  insufficient: 'No year given.'" in lines
 
@@ -104,7 +104,7 @@ def test_explain_verdict_of_a_rubric_failure_without_template_verdict() -> None:
         Cites=True,
     )
     (verdict,) = verdicts_of(built)
-    assert explain_verdict(verdict, PRIMITIVES).splitlines() == [
+    assert explain_verdict(verdict, FACTS).splitlines() == [
         "rubric verdict: rubric_fail",
         MODELS,
         "  rubric gate: 2 of 3 gated traits failed",
@@ -116,7 +116,7 @@ def test_explain_verdict_of_a_rubric_failure_without_template_verdict() -> None:
 def test_explain_verdict_with_template_and_rubric_failure() -> None:
     """Under template_and_rubric gating both parts are explained."""
     (verdict,) = verdicts_of(graded(True, Clarity=1))
-    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
+    lines = explain_verdict(verdict, FACTS).splitlines()
     assert lines[0] == "verify_result True (decided by VerifyTemplate)"
     assert lines[-2:] == [
         "  rubric gate: 1 of 1 gated traits failed",
@@ -138,7 +138,7 @@ def test_explain_unmeasured() -> None:
 def test_unmeasured_traits_are_listed_before_failing_ones() -> None:
     """The rubric explanation counts both kinds and lists the unmeasured first."""
     (verdict,) = verdicts_of(graded(None, errors={"Safe": "timeout"}, Clarity=1))
-    lines = explain_verdict(verdict, PRIMITIVES).splitlines()
+    lines = explain_verdict(verdict, FACTS).splitlines()
     assert lines[2:] == [
         "  rubric gate: 1 of 2 gated traits failed",
         "  rubric gate: 1 of 2 gated traits have no value",
@@ -151,12 +151,12 @@ def test_verification_failed_explains_every_verdict() -> None:
     """The exception's text: a one-line reason, then each verdict's explanation, separated
     by a blank line."""
     verdicts = verdicts_of(fields_result(), graded(None, Clarity=1))
-    failure = VerificationFailed(verdicts, PRIMITIVES)
+    failure = VerificationFailed(verdicts, FACTS)
     assert isinstance(failure, AssertionError)
     first, second = failure.explain().split("\n\n")
     headline, _, rest = first.partition("\n")
     assert headline == "symbol: 'Ag' != 'Au' (and 1 more result)"
-    assert rest == explain_result(verdicts[0].result, PRIMITIVES)
+    assert rest == explain_result(verdicts[0].result, FACTS)
     assert second.startswith("rubric verdict: rubric_fail\n")
 
 
@@ -170,9 +170,9 @@ def test_the_headline_names_the_reason() -> None:
     )  # fmt: skip
     (many,) = verdicts_of(fields_result(symbol="Ag", year=1900))
 
-    assert failure_headline([rubric], PRIMITIVES) == "rubric Clarity: 1, needs >= 3 (of 1-5)"
-    assert failure_headline([abstained], PRIMITIVES) == "abstained: 'declines to answer'"
-    assert failure_headline([many], PRIMITIVES) == "symbol: 'Ag' != 'Au'; year: 1900 != 1928"
+    assert failure_headline([rubric], FACTS) == "rubric Clarity: 1, needs >= 3 (of 1-5)"
+    assert failure_headline([abstained], FACTS) == "abstained: 'declines to answer'"
+    assert failure_headline([many], FACTS) == "symbol: 'Ag' != 'Au'; year: 1900 != 1928"
 
 
 @pytest.mark.parametrize(
@@ -221,4 +221,4 @@ def test_short_truncates() -> None:
 def test_verdict_without_checks_has_no_rubric_lines() -> None:
     """A plain template verdict adds no rubric gate lines."""
     verdict = Verdict(fields_result(symbol="Au"), [], Outcome.PASS)
-    assert "rubric gate" not in explain_verdict(verdict, PRIMITIVES)
+    assert "rubric gate" not in explain_verdict(verdict, FACTS)

@@ -15,7 +15,7 @@ from pytest_karenina.plugin.report.payload import (
 from pytest_karenina.plugin.verdict import Outcome
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
-    PRIMITIVES,
+    FACTS,
     errored,
     fields_result,
     graded,
@@ -59,7 +59,7 @@ def _payload(include_trace: bool = True) -> ItemPayload:
         question_text="Which metal has the symbol Au?",
         answering_model="gpt-4o",
         replicate=1,
-        primitives=PRIMITIVES,
+        facts=FACTS,
         verdicts=verdicts,
         include_trace=include_trace,
     )
@@ -201,7 +201,7 @@ def test_tokens_of_a_result() -> None:
 def test_boolean_granular_result_is_no_score() -> None:
     """A boolean granular result is not a score."""
     (verdict,) = verdicts_of(fields_result(symbol="Au", verify_granular_result=True))
-    summary = ResultSummary.of_verdict(verdict, PRIMITIVES, include_trace=False)
+    summary = ResultSummary.of_verdict(verdict, FACTS, include_trace=False)
     assert summary.granular_score is None
 
 

@@ -7,13 +7,14 @@ from typing import get_args
 import pytest
 
 from pytest_karenina.plugin.verdict import (
+    FieldFacts,
     Outcome,
     Verdict,
     deciding_stage,
+    field_facts,
     field_rows,
     outcome_of,
     overrides,
-    primitive_names,
     template_deciding_stage,
     trait_definitions,
     worst_outcome,
@@ -25,7 +26,7 @@ from pytest_karenina.rubrics.traits import Rubric
 from tests.plugin_units.units_helpers import (
     CLARITY,
     DEFINITIONS,
-    PRIMITIVES,
+    FACTS,
     SAFE,
     errored,
     fields_result,
@@ -293,7 +294,7 @@ def test_overrides_in_words() -> None:
 
 def test_field_rows_with_a_compiled_template() -> None:
     """One row per judged field, with the primitive class read from the template."""
-    assert field_rows(fields_result(symbol="Ag", year=1929), PRIMITIVES) == [
+    assert field_rows(fields_result(symbol="Ag", year=1929), FACTS) == [
         {"field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
          "passed": False, "differs": None},
         {"field": "year", "expected": 1928, "parsed": 1929, "primitive": "NumericExact",
@@ -308,7 +309,7 @@ def test_field_rows_of_a_template_with_its_own_verify_say_what_differs() -> None
         parsed_gt_response={"symbol": "Au", "year": 1928},
         parsed_llm_response={"symbol": "Au", "year": 1929},
     )
-    rows = field_rows(built, {})
+    rows = field_rows(built, FieldFacts())
     assert [(r["field"], r["passed"], r["differs"]) for r in rows] == [
         ("symbol", None, False),
         ("year", None, True),
@@ -323,7 +324,7 @@ def test_field_rows_list_expected_fields_without_outcome_last() -> None:
         parsed_llm_response={"symbol": "Au"},
         field_results={"symbol": True},
     )
-    rows = field_rows(built, PRIMITIVES)
+    rows = field_rows(built, FACTS)
     assert [(r["field"], r["parsed"], r["passed"]) for r in rows] == [
         ("symbol", "Au", True),
         ("year", None, None),
@@ -332,15 +333,42 @@ def test_field_rows_list_expected_fields_without_outcome_last() -> None:
 
 def test_field_rows_of_a_broken_template_have_no_primitive() -> None:
     """A template that does not compile leaves the primitive column empty."""
-    broken = primitive_names("class Answer(BaseAnswer):\n    x: int = (\n")
+    broken = field_facts("class Answer(BaseAnswer):\n    x: int = (\n", "an answer")
     rows = field_rows(fields_result(), broken)
-    assert broken == {} and [r["primitive"] for r in rows] == [None, None]
-    assert primitive_names("this is not python") == {}
+    assert broken == FieldFacts() and [r["primitive"] for r in rows] == [None, None]
+    assert field_facts("this is not python", None) == FieldFacts()
+
+
+TRACE_TEMPLATE = """
+class Answer(BaseAnswer):
+    names_adenine: bool = VerifiedField(description="names adenine", ground_truth=True,
+        verify_with=TraceRegex(pattern=r"(?i)\\badenine\\b"))
+    names_uracil: bool = VerifiedField(description="names uracil", ground_truth=False,
+        verify_with=TraceRegex(pattern=r"(?i)\\buracil\\b"))
+"""
+
+
+def test_trace_fields_show_what_their_check_found_in_the_answer() -> None:
+    facts = field_facts(TRACE_TEMPLATE, "Adenine pairs with uracil in RNA.")
+    built = result(
+        False,
+        parsed_gt_response={"names_adenine": True, "names_uracil": False},
+        parsed_llm_response={},
+        field_results={"names_adenine": True, "names_uracil": False},
+    )
+
+    rows = field_rows(built, facts)
+
+    assert facts.observed == {"names_adenine": True, "names_uracil": True}
+    assert [(r["field"], r["expected"], r["parsed"], r["primitive"]) for r in rows] == [
+        ("names_adenine", True, True, "TraceRegex"),
+        ("names_uracil", False, True, "TraceRegex"),
+    ]
 
 
 def test_field_rows_without_template_section() -> None:
     """No template section, no rows."""
-    assert field_rows(VerificationResult(metadata=result().metadata), PRIMITIVES) == []
+    assert field_rows(VerificationResult(metadata=result().metadata), FACTS) == []
 
 
 def test_checks_are_trait_checks() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.plugin.verdict import Verdict, decide_verdicts, primitive_names
+from pytest_karenina.plugin.verdict import Verdict, decide_verdicts, field_facts
 from pytest_karenina.results import Failure, VerificationResult, VerificationResultRubric
 from pytest_karenina.results.failure import FailureCategory
 from pytest_karenina.rubrics.gates import RubricGatePolicy, parse_gate_rules
@@ -23,8 +23,8 @@ class Answer(BaseAnswer):
     year: int = VerifiedField(description="Year of the discovery", ground_truth=1928,
         verify_with=NumericExact())
 """
-PRIMITIVES = primitive_names(TEMPLATE_CODE)
-"""Field -> primitive class name of ``TEMPLATE_CODE``, as the pipeline's thread reads them."""
+FACTS = field_facts(TEMPLATE_CODE, None)
+"""What ``TEMPLATE_CODE`` says about its fields, as the pipeline's thread reads it."""
 
 """A template with two verified fields: ``symbol`` (ExactMatch) and ``year`` (NumericExact)."""
 

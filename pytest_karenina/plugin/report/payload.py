@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.plugin.verdict import (
+    FieldFacts,
     Outcome,
     Verdict,
     deciding_stage,
@@ -71,9 +72,7 @@ class ResultSummary:
         return gate_summary(self.rubric)
 
     @classmethod
-    def of_verdict(
-        cls, verdict: Verdict, primitives: Mapping[str, str], include_trace: bool
-    ) -> ResultSummary:
+    def of_verdict(cls, verdict: Verdict, facts: FieldFacts, include_trace: bool) -> ResultSummary:
         result = verdict.result
         template = result.template
         input_tokens, output_tokens = tokens(result)
@@ -83,7 +82,7 @@ class ResultSummary:
             granular_score=_number(template.verify_granular_result if template else None),
             parsing_model=result.metadata.parsing.model_name,
             deciding_stage=deciding_stage(verdict),
-            fields=field_rows(result, primitives),
+            fields=field_rows(result, facts),
             regex=dict(template.regex_validation_results or {}) if template else {},
             overrides=overrides(result),
             abstention_reasoning=template.abstention_reasoning if template else None,
@@ -144,13 +143,13 @@ class ItemPayload:
     @classmethod
     def of_verdicts(
         cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
-        replicate: int | None, primitives: Mapping[str, str], verdicts: Sequence[Verdict],
+        replicate: int | None, facts: FieldFacts, verdicts: Sequence[Verdict],
         include_trace: bool,
     ) -> ItemPayload:  # fmt: skip
         """The item's payload; ``include_trace`` keeps the raw responses in the summaries;
-        ``primitives``: field -> primitive class name of the question's template."""
+        ``facts``: what the question's template says about its fields."""
         summaries = [
-            ResultSummary.of_verdict(verdict, primitives, include_trace) for verdict in verdicts
+            ResultSummary.of_verdict(verdict, facts, include_trace) for verdict in verdicts
         ]
         scores = [s.granular_score for s in summaries if s.granular_score is not None]
         gates = [s.rubric_gates for s in summaries]
