@@ -26,6 +26,7 @@ from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.collect import ItemRun, QuestionItem
 from pytest_karenina.plugin.hookspecs import StageListError
+from pytest_karenina.plugin.live_status import PipelineCounts
 from pytest_karenina.plugin.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
@@ -56,6 +57,7 @@ class Prefetcher:
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
         self.logs = PipelineLogs(config)
+        self.counts = PipelineCounts()
 
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[QuestionItem]) -> None:
@@ -80,6 +82,7 @@ class Prefetcher:
             future.set_exception(exc)
             return future
         self._jobs.put((future, job))
+        self.counts.queue()
         return future
 
     def _prepare(self, item: QuestionItem) -> Callable[[], ItemRun]:
@@ -130,12 +133,14 @@ class Prefetcher:
             if job is None:
                 return
             future, run = job
-            if not future.set_running_or_notify_cancel():
-                continue
+            self.counts.start()
             try:
-                future.set_result(run())
+                if future.set_running_or_notify_cancel():
+                    future.set_result(run())
             except BaseException as exc:  # handed to the waiting item
                 future.set_exception(exc)
+            finally:
+                self.counts.finish()
 
     # --- results ----------------------------------------------------------------------------
     def result_of(self, item: QuestionItem) -> ItemRun:

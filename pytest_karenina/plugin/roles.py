@@ -21,6 +21,7 @@ import pytest
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
+from pytest_karenina.plugin.live_status import LiveStatus
 from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.prefetch import Prefetcher
 from pytest_karenina.plugin.report.header import (
@@ -128,6 +129,7 @@ class RunnerPlugin:
         self.settings = settings
         self.wants_html = wants_html
         self.full_selection = False
+        self.live: LiveStatus | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -137,10 +139,21 @@ class RunnerPlugin:
         share = worker_share(self.config, question_items(session.items))
         self.config.stash[HEAP_KEY].settle(len(share))
         prefetcher.start(share)
+        if process_role(self.config) is ProcessRole.SOLE:
+            self.live = LiveStatus(self.config, prefetcher.counts, self._tally)
         try:
             return (yield)
         finally:
             prefetcher.stop()
+
+    def _tally(self) -> tuple[int, int]:
+        controller = self.config.pluginmanager.get_plugin("karenina-controller")
+        summary = getattr(controller, "summary", None)
+        return (summary.passed, summary.total) if summary is not None else (0, 0)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown" and self.live is not None:
+            self.live.tick()
 
     # pytest installs its log capture per phase: keep the pipelines' records out of each.
     def pytest_runtest_setup(self) -> None:
