@@ -39,6 +39,15 @@ class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]
 
 PipelineError.__module__ = "builtins"
 
+def printable(text: str) -> str:
+    """``text`` with every control or other non-printable character escaped (``\\r``,
+    ``\\x1b``...): error text from providers and templates must not move the cursor, colour
+    the terminal or forge lines such as ``=== 20 passed ===``."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 MAX_VALUE = 60
 MAX_REASONING = 300
 
@@ -92,7 +101,7 @@ def _reason(verdict: Verdict, facts: FieldFacts) -> str:
         if failed_regex:
             return f"regex {', '.join(failed_regex)} did not match"
         if template.field_verification_error:
-            return f"verify() raised: {template.field_verification_error}"
+            return f"verify() raised: {printable(template.field_verification_error)}"
         return "verify() returned False"
     if verdict.failing_traits:
         check = verdict.failing_traits[0]
@@ -132,7 +141,7 @@ def explain_error(results: Sequence[VerificationResult]) -> str:
     for result in results:
         failure = result.metadata.failure
         where = f" in {failure.stage} ({failure.category})" if failure else ""
-        lines.append(f"error{where}: {result.metadata.error or 'unknown error'}")
+        lines.append(f"error{where}: {printable(result.metadata.error or 'unknown error')}")
         lines.append(f"  {_models(result)}")
     return "\n".join(lines)
 
@@ -179,7 +188,7 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
     if template is not None and template.sufficiency_detected is False:
         lines.append(f"  insufficient: {short(template.sufficiency_reasoning, MAX_REASONING)}")
     if template is not None and template.field_verification_error:
-        lines.append(f"  verify() raised: {template.field_verification_error}")
+        lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
     lines.extend(f"  override: {text}" for text in overrides(result))
     return "\n".join(lines)
 
@@ -187,7 +196,7 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
 def trait_check_line(check: TraitCheck) -> str:
     """``  trait Clarity (llm score 1-5): 2, needs >= 3 (of 1-5); judge: ...``"""
     if check.error is not None:
-        text = f"no value ({check.error})"
+        text = f"no value ({printable(check.error)})"
     else:
         text = short(check.value)
         if check.bound:

@@ -22,6 +22,7 @@ from pytest_karenina.config.choices import (
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
 from pytest_karenina.plugin.options import OPTIONS, HtmlTrace, Option, parse_bool
+from pytest_karenina.plugin.results_path import check_results_path
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
 DEFAULT_CONCURRENCY = 8
@@ -178,6 +179,9 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     preset = path("config")
     if preset is not None and not preset.is_file():
         raise pytest.UsageError(f"--karenina-config: no such file {preset}")
+    results = path("results")
+    if results is not None:
+        check_results_path(results, checkpoints)
     return Settings(
         checkpoints=checkpoints,
         preset=preset,
@@ -197,7 +201,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         replay_chosen=raw["replay"] is not None,
         replay_prune=bool(flag("replay-prune")),
         replay_store=path("replay-store"),
-        results=path("results"),
+        results=results,
         html_trace=cast("HtmlTrace", raw["html-trace"] or "failed"),
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,

@@ -127,3 +127,18 @@ def test_result_dumps_reach_logreport_hooks_and_are_not_kept_after(
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines(["seen [1, 1, 1, 1] kept [0, 0, 0, 0]"])
+
+
+def test_the_results_path_cannot_be_the_checkpoint(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = copy_checkpoint(pytester)
+    before = path.read_bytes()
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), f"--karenina-results={path}"
+    )
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--karenina-results*that is a checkpoint of this run*"])
+    assert path.read_bytes() == before and openai_server.chat_requests == []

@@ -222,3 +222,14 @@ def test_verdict_without_checks_has_no_rubric_lines() -> None:
     """A plain template verdict adds no rubric gate lines."""
     verdict = Verdict(fields_result(symbol="Au"), [], Outcome.PASS)
     assert "rubric gate" not in explain_verdict(verdict, FACTS)
+
+
+def test_error_text_cannot_forge_lines_or_drive_the_terminal() -> None:
+    hostile = "bad key\r\n=== 20 passed in 0.1s ===\x1b[2J"
+    text = explain_error([errored("unexpected_error", message=hostile)])
+
+    assert "\r" not in text and "\x1b" not in text
+    assert text.splitlines()[0] == (
+        "error in generate_answer (unexpected_error): "
+        "bad key\\r\\n=== 20 passed in 0.1s ===\\x1b[2J"
+    )
