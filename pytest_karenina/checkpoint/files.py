@@ -15,6 +15,7 @@ from pytest_karenina.checkpoint.decode import decode_document
 from pytest_karenina.checkpoint.encode import encode_benchmark
 from pytest_karenina.checkpoint.errors import CheckpointError
 from pytest_karenina.checkpoint.models import Benchmark
+from pytest_karenina.results.text import encodable_tree, may_hold_surrogates
 
 DEFAULT_SOURCE = "<checkpoint>"
 
@@ -30,11 +31,13 @@ def _parse_json(data: str | bytes, source: str) -> Any:
                 source, "", f"not UTF-8 text: {exc.reason} (byte 0x{bad} at offset {exc.start})"
             ) from None
     try:
-        return json.loads(data)
+        parsed = json.loads(data)
     except json.JSONDecodeError as exc:
         raise CheckpointError(
             source, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
+    # A lone surrogate escape decodes into text no writer can encode: replaced here, once.
+    return encodable_tree(parsed) if may_hold_surrogates(data) else parsed
 
 
 def parse_checkpoint(

@@ -39,6 +39,7 @@ class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]
 
 PipelineError.__module__ = "builtins"
 
+
 def printable(text: str) -> str:
     """``text`` with every control or other non-printable character escaped (``\\r``,
     ``\\x1b``...): error text from providers and templates must not move the cursor, colour

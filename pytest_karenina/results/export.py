@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from pytest_karenina.results.ids import export_timestamp as utc_export_timestamp
 from pytest_karenina.results.result import VerificationResult, strip_seed_only
+from pytest_karenina.results.text import encodable
 
 FORMAT_VERSION = "2.2"
 
@@ -90,7 +91,10 @@ def result_line(result: VerificationResult | Mapping[str, Any]) -> str:
     data = (
         result.export_dict() if isinstance(result, VerificationResult) else strip_seed_only(result)
     )
-    return json.dumps(data, ensure_ascii=False)
+    line = json.dumps(data, ensure_ascii=False)
+    # Text should be encodable where it entered; a line that still is not stays valid JSON
+    # with its surrogates escaped rather than stopping the writer.
+    return line if encodable(line) is line else json.dumps(data, ensure_ascii=True)
 
 
 def is_successful(result: VerificationResult | Mapping[str, Any]) -> bool:

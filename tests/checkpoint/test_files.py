@@ -18,6 +18,7 @@ from pytest_karenina.checkpoint import (
     save_checkpoint,
 )
 from tests.checkpoint.builders import document, fixture_path
+from tests.helpers import DATA
 
 
 def test_load_accepts_str_and_pathlike() -> None:
@@ -77,3 +78,15 @@ def test_unwritable_target_is_a_checkpoint_error(tmp_path: Path) -> None:
         save_checkpoint(Benchmark(name="b"), target)
     assert caught.value.file == str(target)
     assert "cannot write the checkpoint" in caught.value.reason
+
+
+def test_a_lone_surrogate_in_question_text_is_replaced_where_it_enters(tmp_path: Path) -> None:
+    data = json.loads((DATA / "with_rubrics.jsonld").read_text(encoding="utf-8"))
+    data["dataFeedElement"][0]["item"]["text"] = "What is \ud800 here?"
+    path = tmp_path / "surrogate.jsonld"
+    path.write_text(json.dumps(data), encoding="utf-8")  # ensure_ascii: "\\ud800" in the file
+
+    benchmark = load_checkpoint(path)
+
+    assert benchmark.questions[0].text == "What is \ufffd here?"
+    benchmark.questions[0].text.encode("utf-8")  # every writer can encode it

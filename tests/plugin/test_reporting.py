@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
+from tests.e2e.cases import CHECKPOINT_CASES
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import OpenAIServer
 
 
@@ -142,3 +143,24 @@ def test_the_results_path_cannot_be_the_checkpoint(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--karenina-results*that is a checkpoint of this run*"])
     assert path.read_bytes() == before and openai_server.chat_requests == []
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_lone_surrogate_in_a_reply_costs_nothing(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    openai_server.add_rule(
+        "Water boils at 100 \ud800 °C.", last_contains="boiling point", structured=False
+    )
+    boiling = CHECKPOINT_CASES[MULTI][0]
+    openai_server.add_rule(boiling.parsed, contains="100 \ufffd", structured=True)
+    export = pytester.path / "results.json"
+    result = run(pytester, openai_server, f"--karenina-results={export}", *dist)
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    data = json.loads(export.read_text(encoding="utf-8"))
+    assert data["metadata"]["job_summary"]["is_complete"] is True
+    answers = {
+        r["metadata"]["question_id"]: r["template"]["raw_llm_response"] for r in data["results"]
+    }
+    assert "100 \ufffd °C" in answers["urn:karenina:test:mq001"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pytest_karenina.llm.adapters.identity import config_identity
 from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
 from pytest_karenina.llm.strict_schema import ResponseFormats
+from pytest_karenina.results.text import encodable
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -127,7 +128,7 @@ class LangChainModel:
         return ModelReply(text, token_usage(raw), self.config.model_name)
 
     def _reply(self, message: Any) -> ModelReply:
-        text = content_text(message.content)
+        text = encodable(content_text(message.content))
         return ModelReply(text, token_usage(message), self.config.model_name)
 
 

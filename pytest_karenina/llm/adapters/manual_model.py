@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest
+from pytest_karenina.results.text import encodable
 
 
 class ManualModel:
@@ -18,7 +19,7 @@ class ManualModel:
     """
 
     def __init__(self, answers: Mapping[str, str], *, source: str = "<manual answers>") -> None:
-        self.answers = dict(answers)
+        self.answers = {key: encodable(text) for key, text in answers.items()}
         self.source = source
 
     @classmethod

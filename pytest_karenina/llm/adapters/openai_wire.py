@@ -8,6 +8,7 @@ choice's ``content`` (or its first tool call's arguments), ``usage`` and ``model
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ import orjson
 
 from pytest_karenina.llm.ports import ModelReply, ModelRequest, Usage
 from pytest_karenina.llm.strict_schema import ResponseFormats
+from pytest_karenina.results.text import encodable
 
 CLIENT_OPTIONS = frozenset(
     {"api_key", "base_url", "timeout", "max_retries", "http_client", "http_async_client",
@@ -87,9 +89,9 @@ def body_options(
 def parse_reply(data: bytes, fallback_model: str | None) -> ModelReply:
     """The :class:`ModelReply` of a chat-completion body; raises :class:`MalformedReplyError`."""
     try:
-        completion = orjson.loads(data)
+        completion = _loads(data)
         message = completion["choices"][0]["message"]
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+    except (ValueError, KeyError, IndexError, TypeError):
         raise MalformedReplyError(f"the reply is not a chat completion: {_excerpt(data)}") from None
     if not isinstance(message, dict):
         raise MalformedReplyError(f"the reply's message is not an object: {_excerpt(data)}")
@@ -100,10 +102,19 @@ def parse_reply(data: bytes, fallback_model: str | None) -> ModelReply:
     counts = usage if isinstance(usage, dict) else {}
     model = completion.get("model")
     return ModelReply(
-        text,
+        encodable(text),
         Usage(_count(counts.get("prompt_tokens")), _count(counts.get("completion_tokens"))),
         model if isinstance(model, str) and model else fallback_model,
     )
+
+
+def _loads(data: bytes) -> Any:
+    """JSON of a reply; orjson refuses a lone surrogate escape, which stdlib json reads (the
+    text is then made encodable)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def error_message(data: bytes) -> str:
