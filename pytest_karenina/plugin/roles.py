@@ -264,14 +264,22 @@ class ControllerPlugin:
             # Every logreport hook has seen the dumps; pytest keeps every report to the end
             # of the session, and the dumps are most of what a report weighs.
             sent["results"] = []
+        elif report.failed:
+            self.summary.other_failures += 1
         elif report.when == "setup" and report.skipped:
             self.summary.add_skip(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.summary.other_failures += 1
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.writer is not None:
-            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-            self.writer.close(complete=not interrupted)
+            # Complete: every selected item ran (no interruption, -x stop or internal error).
+            finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+            stopped = bool(session.shouldstop or session.shouldfail)
+            self.writer.close(complete=finished and not stopped)
         self.summary.apply_gate(session, self.settings.min_pass_rate)
         self._compact_failure_summary()
         if self.role is ProcessRole.XDIST_CONTROLLER:

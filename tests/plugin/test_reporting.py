@@ -9,7 +9,7 @@ import pytest
 
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
-from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import Fault, OpenAIServer
 
 
 @pytest.fixture(params=[[], ["-n", "2"]], ids=["single", "xdist"])
@@ -164,3 +164,55 @@ def test_a_lone_surrogate_in_a_reply_costs_nothing(
         r["metadata"]["question_id"]: r["template"]["raw_llm_response"] for r in data["results"]
     }
     assert "100 \ufffd °C" in answers["urn:karenina:test:mq001"]
+
+
+def test_the_gate_forgives_only_the_questions(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    pytester.makepyfile(test_plain="def test_plain():\n    assert 1 == 2\n")
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest(
+        "--karenina", str(path), "test_plain.py", *endpoint_args(openai_server),
+        "--karenina-min-pass-rate", "0.5",
+    )  # fmt: skip
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["karenina gate: pass rate 50.0% >= 50.0%: gate FAILED (1 failures outside the questions)"]
+    )
+
+
+def test_a_run_where_every_question_errored_never_passes_the_gate(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    openai_server.set_default(Fault.http_error(401, "bad key"))
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-min-pass-rate", "0"
+    )
+
+    result.assert_outcomes(errors=4, skipped=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*gate FAILED (no question reached a verdict)"])
+
+
+@pytest.mark.parametrize("stop", ["-x", "internal error"], ids=["stopped by -x", "internal error"])
+def test_a_run_that_did_not_finish_every_item_is_not_complete(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, stop: str
+) -> None:
+    if stop == "internal error":
+        pytester.makeconftest(
+            """
+            def pytest_runtest_logfinish(nodeid, location):
+                if nodeid.endswith("mq002"):
+                    raise RuntimeError("a plugin broke")
+            """
+        )
+    export = pytester.path / "results.json"
+    extra = ["-x"] if stop == "-x" else []
+    result = run(pytester, openai_server, f"--karenina-results={export}", *extra)
+
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERNAL_ERROR)
+    data = json.loads(export.read_text(encoding="utf-8"))
+    assert data["metadata"]["job_summary"]["is_complete"] is False

@@ -21,11 +21,14 @@ class PassRateGate:
     threshold: float
     pass_rate: float
     passed: bool
+    held_back: str | None = None
+    """Why the run fails although the rate is met (failures the gate does not forgive)."""
 
     def describe(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
-        op = ">=" if self.passed else "<"
-        return f"pass rate {self.pass_rate:.1%} {op} {self.threshold:.1%}: gate {verdict}"
+        op = ">=" if self.pass_rate >= self.threshold else "<"
+        text = f"pass rate {self.pass_rate:.1%} {op} {self.threshold:.1%}: gate {verdict}"
+        return f"{text} ({self.held_back})" if self.held_back else text
 
 
 @dataclass
@@ -85,6 +88,9 @@ class RunSummary:
     payloads: dict[str, ItemPayload] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
     gate: PassRateGate | None = None
+    other_failures: int = 0
+    """Failed or errored reports that are not a question's verdict (plain tests, collection
+    errors, teardown errors): the pass-rate gate never forgives them."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Keep ``payload``; False when its item has reported already."""
@@ -145,7 +151,13 @@ class RunSummary:
         if threshold is None or self.total == 0:
             return
         rate = self.pass_rate or 0.0
-        self.gate = PassRateGate(threshold, rate, rate >= threshold)
+        decided = sum(1 for payload in self.payloads.values() if not payload.category.is_error)
+        held_back = None
+        if self.other_failures:
+            held_back = f"{self.other_failures} failures outside the questions"
+        elif decided == 0:
+            held_back = "no question reached a verdict"
+        self.gate = PassRateGate(threshold, rate, rate >= threshold and not held_back, held_back)
         status = session.exitstatus
         if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             ok = self.gate.passed
