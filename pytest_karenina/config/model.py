@@ -31,6 +31,7 @@ from pytest_karenina.config.model_sections import (
     RetryPolicy,
     TimeoutEscalationConfig,
 )
+from pytest_karenina.config.secrets import masked_settings, without_userinfo
 from pytest_karenina.results.identity import ModelIdentity
 
 __all__ = [
@@ -125,6 +126,18 @@ class ModelConfig(BaseModel):
         # Karenina saves presets with model_dump(mode="json"), which writes the
         # mask instead of the key; sending the mask as a key can only fail.
         return None if value == _MASK else value
+
+    @field_serializer("endpoint_base_url", "anthropic_base_url")
+    def _dump_url(self, value: str | None, info: SerializationInfo) -> str | None:
+        if value is None or (isinstance(info.context, dict) and info.context.get(REVEAL_SECRETS)):
+            return value
+        return without_userinfo(value)
+
+    @field_serializer("extra_kwargs")
+    def _dump_extra(self, value: dict[str, Any] | None, info: SerializationInfo) -> Any:
+        if value is None or (isinstance(info.context, dict) and info.context.get(REVEAL_SECRETS)):
+            return value
+        return masked_settings(value)
 
     @field_serializer("endpoint_api_key", "anthropic_api_key")
     def _dump_secret(self, value: SecretStr | None, info: SerializationInfo) -> Any:

@@ -87,9 +87,6 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 _SECRET_ENV_NAME = re.compile(r"(?i)(api_?key|token|secret|password)")
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_SECRET_ANYWHERE = ("apikey", "secret", "password", "passwd", "authorization", "bearer", "cookie")
-_SECRET_LAST = {"key", "token", "auth", "credential", "credentials", *_SECRET_ANYWHERE}
 
 
 def _status_code(exc: BaseException) -> int | None:
@@ -210,14 +207,3 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
     text = _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
     return _SECRET_PATTERNS[2].sub("***", text)
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a field or header name looks like it holds a credential, judged by its words.
-
-    ``api_key``, ``apiKey``, ``X-Auth-Token``, ``Authorization`` are; ``max_tokens``,
-    ``token_limit`` are not (``key``/``token``/``auth`` count only as the last word).
-    """
-    words = [word.lower() for word in _WORD.findall(name)] or [""]
-    joined = "".join(words)
-    return words[-1] in _SECRET_LAST or any(word in joined for word in _SECRET_ANYWHERE)

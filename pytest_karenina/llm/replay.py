@@ -22,7 +22,8 @@ if sys.platform != "win32":
     import fcntl
 
 from pytest_karenina.config.choices import ReplayMode
-from pytest_karenina.llm.errors import env_secrets, is_secret_name, redact
+from pytest_karenina.config.secrets import is_secret_name
+from pytest_karenina.llm.errors import env_secrets, redact
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel, Usage
 
 REPLAY_MODES: tuple[ReplayMode, ...] = get_args(ReplayMode)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.model import REVEAL_SECRETS, ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
@@ -149,7 +149,9 @@ class LLMStack:
 
     def _raw_for(self, model: ModelConfig) -> RawModel:
         """The shared raw stack of ``model`` (called with the lock held)."""
-        key = model.model_dump_json(exclude={"manual_traces"})
+        # Everything that tells two models apart, secrets included (a dump for artifacts
+        # masks header values and keys, which would make different models look equal).
+        key = model.model_dump_json(exclude={"manual_traces"}, context={REVEAL_SECRETS: True})
         stack = self._raw.get(key)
         if stack is None:
             stack = self._raw[key] = self._build_raw(model)

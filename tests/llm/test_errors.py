@@ -10,13 +10,13 @@ import httpx
 import openai
 import pytest
 
+from pytest_karenina.config.secrets import is_secret_name
 from pytest_karenina.llm.errors import (
     RETRYABLE_CLASSES,
     ErrorClass,
     classify_error,
     env_secrets,
     is_retryable,
-    is_secret_name,
     redact,
     retry_after_seconds,
 )

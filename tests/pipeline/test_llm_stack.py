@@ -105,3 +105,20 @@ def test_prepare_builds_every_pair_and_its_clients_in_the_calling_thread() -> No
     assert sorted(prepared) == sorted(
         model.id for model in (answering, parsing) if model.id not in failing
     )
+
+
+def test_models_that_differ_only_in_a_secret_get_their_own_stacks() -> None:
+    adapters = CountingAdapters()
+    stack = LLMStack(fake_config(), adapter_factory=adapters)
+    base = stack.answering_models[0]
+    first = base.model_copy(update={"extra_kwargs": {"default_headers": {"api-key": "one"}}})
+    second = base.model_copy(update={"extra_kwargs": {"default_headers": {"api-key": "two"}}})
+
+    stack.pair(first, stack.parsing_models[0])
+    stack.pair(second, stack.parsing_models[0])
+
+    keys = [m.extra_kwargs for m in adapters.built if m.extra_kwargs]
+    assert keys == [
+        {"default_headers": {"api-key": "one"}},
+        {"default_headers": {"api-key": "two"}},
+    ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.config.secrets import without_userinfo
+
 if TYPE_CHECKING:
     from pytest_karenina.config.model import ModelConfig
 
@@ -23,5 +25,6 @@ def config_identity(config: ModelConfig) -> dict[str, Any]:
         "max_tokens": config.max_tokens,
     }
     if config.interface == "openai_endpoint":
-        identity["base_url"] = config.endpoint_base_url
+        url = config.endpoint_base_url
+        identity["base_url"] = without_userinfo(url) if url else url
     return identity
