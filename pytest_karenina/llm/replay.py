@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ from pytest_karenina.config.secrets import is_secret_name
 from pytest_karenina.llm.errors import env_secrets, redact
 from pytest_karenina.llm.ports import LLMCallError, ModelReply, ModelRequest, RawModel, Usage
 
+logger = logging.getLogger(__name__)
 REPLAY_MODES: tuple[ReplayMode, ...] = get_args(ReplayMode)
 
 
@@ -68,10 +70,6 @@ def replay_key(identity: Mapping[str, Any], request: ModelRequest) -> str:
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class ReplayStoreError(ValueError):
-    """The store file cannot be read (a malformed line, e.g. a merge conflict)."""
 
 
 class ReplayMiss(LLMCallError):
@@ -127,8 +125,9 @@ def _entry(
 
 
 def _parse(text: str, path: Path) -> dict[str, dict[str, Any]]:
-    """Entries by key, last line wins; an unparsable last line without newline (a write
-    cut short) is ignored, any other bad line raises :class:`ReplayStoreError`."""
+    """Entries by key, last line wins. A line that is not an entry (a write cut short by a
+    full disk or a kill, a merge conflict marker) is skipped with a logged warning naming
+    it: the keys it held are then misses, and every other recording still answers."""
     entries: dict[str, dict[str, Any]] = {}
     lines = text.split("\n")  # not splitlines(): U+2028 and friends are valid inside JSON
     for number, line in enumerate(lines, 1):
@@ -139,11 +138,20 @@ def _parse(text: str, path: Path) -> dict[str, dict[str, Any]]:
             if not isinstance(entry["key"], str) or not isinstance(entry["reply"]["text"], str):
                 raise TypeError("key and reply.text must be strings")
         except (ValueError, TypeError, KeyError) as exc:
-            if number == len(lines):  # last line had no newline: a torn append
-                break
-            raise ReplayStoreError(f"{path}:{number}: not a replay entry ({exc})") from None
+            logger.warning("%s:%d: skipped, not a replay entry (%s)", path, number, exc)
+            continue
         entries[entry["key"]] = entry
     return entries
+
+
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last line has no newline (an append cut short)."""
+    try:
+        with open(path, "rb") as file:
+            file.seek(-1, os.SEEK_END)
+            return file.read(1) != b"\n"
+    except OSError:  # missing or empty
+        return False
 
 
 class ReplayStore:
@@ -211,8 +219,11 @@ class ReplayStore:
         line = _dump(entry) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._file_lock(), open(self.path, "a", encoding="utf-8", newline="\n") as f:
-                f.write(line)
+            with self._file_lock():
+                # A torn last line would fuse with this entry: end it first.
+                lead = "\n" if _ends_torn(self.path) else ""
+                with open(self.path, "a", encoding="utf-8", newline="\n") as f:
+                    f.write(lead + line)
             self._load()[key] = entry
             self._added += 1
             self._used.add(key)

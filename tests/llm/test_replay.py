@@ -14,7 +14,6 @@ from pytest_karenina.llm.replay import (
     ReplayingModel,
     ReplayMiss,
     ReplayStore,
-    ReplayStoreError,
     replay_key,
     sanitize_identity,
 )
@@ -258,13 +257,29 @@ def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
     assert len(lines(path)) == 1
 
 
-def test_a_malformed_line_is_an_error(tmp_path: Path) -> None:
+def test_a_malformed_line_is_skipped_with_a_warning_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "store.jsonl"
     ReplayingModel(ScriptedModel("ok"), ReplayStore(path, "record")).invoke(req())
     path.write_text("<<<<<<< HEAD\n" + path.read_text("utf-8"), "utf-8")
 
-    with pytest.raises(ReplayStoreError, match=r"store\.jsonl:1: not a replay entry"):
-        len(ReplayStore(path, "strict"))
+    assert len(ReplayStore(path, "strict")) == 1
+    assert "store.jsonl:1: skipped, not a replay entry" in caplog.text
+
+
+def test_a_torn_last_line_does_not_poison_the_next_recording(tmp_path: Path) -> None:
+    path = tmp_path / "store.jsonl"
+    ReplayingModel(ScriptedModel("first"), ReplayStore(path, "record")).invoke(req("one"))
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"key": "cut short by a full di')  # a kill or a full disk mid-append
+
+    ReplayingModel(ScriptedModel("second"), ReplayStore(path, "record")).invoke(req("two"))
+
+    identity = ScriptedModel("unused").replay_identity
+    strict = ReplayingModel(None, ReplayStore(path, "strict"), identity=identity)
+    assert strict.invoke(req("one")).text == "first"
+    assert strict.invoke(req("two")).text == "second"
 
 
 def test_no_secret_is_ever_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

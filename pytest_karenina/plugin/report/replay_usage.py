@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.llm.replay import ReplayStore, ReplayStoreError
+from pytest_karenina.llm.replay import ReplayStore
 from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import REPLAY_USAGE_OUTPUT
 
@@ -71,7 +71,7 @@ class ReplayUsageReport:
         store = ReplayStore(path, self.settings.replay)
         try:
             stored = store.stored_keys()
-        except ReplayStoreError as exc:
+        except OSError as exc:
             self.lines.append(f"karenina replay: cannot read {path.name}: {exc}")
             return
         unused = stored - self.used
