@@ -293,10 +293,20 @@ class ReplayStore:
         with self._lock:
             return {"hits": self._hits, "misses": self._misses, "added": self._added}
 
+    @property
+    def lock_path(self) -> Path:
+        """``<store>.lock``, the file :meth:`record` and :meth:`compact` lock."""
+        return self.path.with_name(self.path.name + ".lock")
+
+    def remove_lock_file(self) -> None:
+        """Delete ``<store>.lock``. Only when no other process of the run uses the store any
+        more (the end of the session), or two writers could lock different files."""
+        self.lock_path.unlink(missing_ok=True)
+
     @contextmanager
     def _file_lock(self) -> Iterator[None]:
         """Exclusive lock on ``<store>.lock`` (not the store: compaction replaces it)."""
-        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             if sys.platform != "win32":  # no flock there: only this process's threads serialize
                 fcntl.flock(fd, fcntl.LOCK_EX)

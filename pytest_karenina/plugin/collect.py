@@ -3,6 +3,7 @@ replicate, in file order (xdist workers must collect identically)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -61,6 +62,19 @@ def question_slug(question_id: str) -> str:
     return slug(question_id.rsplit(":", 1)[-1] or question_id)
 
 
+def unique_name(base: str, question_id: str, taken: set[str]) -> str:
+    """``base``, or when a question of the file already has it (ids that differ only in case
+    or punctuation slug alike), ``base-<6 hex of the id's hash>``, numbered if even that is
+    taken: every question keeps an item of its own."""
+    if base not in taken:
+        return base
+    hashed = f"{base}-{hashlib.sha256(question_id.encode()).hexdigest()[:6]}"
+    name, number = hashed, 2
+    while name in taken:
+        name, number = f"{hashed}-{number}", number + 1
+    return name
+
+
 @dataclass(frozen=True)
 class ItemRun:
     """What an item's pipelines produced: its results, and what its template says about its
@@ -106,7 +120,7 @@ class CheckpointFile(pytest.File):
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
-        seen: dict[str, int] = {}
+        names: set[str] = set()
         combinations = model_replicates(self.config.stash[CONFIG_KEY])
         stash = self.config.stash
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
@@ -119,9 +133,8 @@ class CheckpointFile(pytest.File):
         if problem is not None:
             raise self.CollectError(f"--karenina-rubric-gates: {problem}")
         for question in benchmark.questions:
-            base = question_slug(question.id)
-            seen[base] = seen.get(base, 0) + 1
-            name = base if seen[base] == 1 else f"{base}-{seen[base]}"
+            name = unique_name(question_slug(question.id), question.id, names)
+            names.add(name)
             for combination in combinations:
                 full = name if combination.label is None else f"{name}[{combination.label}]"
                 # An explicit nodeid: pytest 9.2 mis-caches ids of custom items whose name

@@ -155,3 +155,23 @@ def test_a_checkpoint_outside_the_project_keeps_the_projects_configuration(
     result = pytester.runpytest(f"--karenina={elsewhere}", "-p", "no:cacheprovider", "-rA")
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     result.stdout.fnmatch_lines([f"PASSED {MULTI}::mq001"])
+
+
+def test_question_ids_that_slug_alike_keep_an_item_each(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    data = json.loads((DATA / MULTI).read_text(encoding="utf-8"))
+    elements = data["dataFeedElement"][:3]
+    for element, question_id in zip(elements, ["urn:x:Q1", "urn:x:q1", "urn:x:q1-2"], strict=True):
+        element["@id"] = question_id
+    data["dataFeedElement"] = elements
+    path = pytester.path / "colliding.jsonld"
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--co", "-q"
+    )
+
+    names = [line.split("::")[1] for line in result.stdout.lines if "::" in line]
+    assert len(names) == 3 == len(set(names)), names
+    assert names[0] == "q1" and names[2] == "q1-2"

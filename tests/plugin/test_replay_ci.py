@@ -114,6 +114,7 @@ def test_xdist_workers_share_the_store_and_the_controller_prunes_it(
         "karenina replay: pruned 1 unused entries",
     ])  # fmt: skip
     assert store_keys(store) == keys
+    assert not store.with_name(store.name + ".lock").exists()  # no lock file left behind
 
 
 def test_a_changed_template_re_runs_only_its_judge_call(

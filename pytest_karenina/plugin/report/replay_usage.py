@@ -67,8 +67,15 @@ class ReplayUsageReport:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.reports == 0:
             return  # nothing ran here or in any worker (e.g. --collect-only)
-        path = store_path(self.settings)
-        store = ReplayStore(path, self.settings.replay)
+        store = ReplayStore(store_path(self.settings), self.settings.replay)
+        try:
+            self._account(session, exitstatus, store)
+        finally:
+            store.remove_lock_file()  # every process of the run is done with the store
+
+    def _account(self, session: pytest.Session, exitstatus: int, store: ReplayStore) -> None:
+        """Report used / added / unused entries, and prune when asked and allowed."""
+        path = store.path
         try:
             stored = store.stored_keys()
         except OSError as exc:
