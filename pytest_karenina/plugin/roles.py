@@ -24,6 +24,7 @@ from pytest_karenina.plugin.heap import HeapSettler
 from pytest_karenina.plugin.live_status import LiveStatus
 from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.prefetch import Prefetcher
+from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
     compact_summary_line,
@@ -46,7 +47,6 @@ from pytest_karenina.plugin.stash import (
     SETTINGS_KEY,
 )
 from pytest_karenina.plugin.xdist_partition import XdistControllerPlugin, worker_share
-from pytest_karenina.results.writer import ExportWriter
 
 REPLAY_REPORT = "karenina-replay"
 """Name of the replay usage plugin, which runners on the reporting process feed directly."""
@@ -216,7 +216,7 @@ class ControllerPlugin:
         self.settings = settings
         self.role = role
         self.summary = RunSummary()
-        self.writer: ExportWriter | None = None
+        self.export: ExportSink | None = None
 
     def pytest_report_header(self) -> list[str]:
         distributed = self.role is ProcessRole.XDIST_CONTROLLER
@@ -248,9 +248,9 @@ class ControllerPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.settings.results is not None:
             vconfig = self.config.stash[CONFIG_KEY]
-            self.writer = ExportWriter(
+            self.export = ExportSink(
                 self.settings.results,
-                verification_config=vconfig.model_dump(mode="json", exclude={"replay_store"}),
+                vconfig.model_dump(mode="json", exclude={"replay_store"}),
             )
 
     @pytest.hookimpl(trylast=True)
@@ -258,9 +258,8 @@ class ControllerPlugin:
         sent = getattr(report, "karenina", None)
         if isinstance(sent, dict):
             payload = ItemPayload.from_json(sent)
-            if self.summary.add(payload.for_summary()) and self.writer is not None:
-                for result in payload.results:
-                    self.writer.add(result)
+            if self.summary.add(payload.for_summary()) and self.export is not None:
+                self.export.add(payload.results)
             # Every logreport hook has seen the dumps; pytest keeps every report to the end
             # of the session, and the dumps are most of what a report weighs.
             sent["results"] = []
@@ -275,12 +274,14 @@ class ControllerPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.writer is not None:
+        if self.export is not None:
             # Complete: every selected item ran (no interruption, -x stop or internal error).
             finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
             stopped = bool(session.shouldstop or session.shouldfail)
-            self.writer.close(complete=finished and not stopped)
+            self.export.close(complete=finished and not stopped)
         self.summary.apply_gate(session, self.settings.min_pass_rate)
+        if self.export is not None and self.export.problem and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results were lost
         self._compact_failure_summary()
         if self.role is ProcessRole.XDIST_CONTROLLER:
             self.config.stash[HEAP_KEY].settle(len(session.items))
@@ -293,3 +294,6 @@ class ControllerPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.summary.write(terminalreporter)
+        warning = self.export.report_line() if self.export is not None else None
+        if warning:
+            terminalreporter.write_line(warning, red=True)

@@ -216,3 +216,47 @@ def test_a_run_that_did_not_finish_every_item_is_not_complete(
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERNAL_ERROR)
     data = json.loads(export.read_text(encoding="utf-8"))
     assert data["metadata"]["job_summary"]["is_complete"] is False
+
+
+FULL_DISK_CONFTEST = """
+import errno
+
+from pytest_karenina.results import writer
+
+ORIGINAL = writer.ExportWriter.add
+CALLS = []
+
+
+def full_after_one(self, result):
+    CALLS.append(result)
+    if len(CALLS) > 1:
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return ORIGINAL(self, result)
+
+
+def pytest_configure(config):
+    writer.ExportWriter.add = full_after_one
+
+
+def pytest_unconfigure(config):
+    writer.ExportWriter.add = ORIGINAL
+"""
+
+
+def test_a_full_disk_for_the_export_costs_only_the_export(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    pytester.makeconftest(FULL_DISK_CONFTEST)
+    export, junit = pytester.path / "results.json", pytester.path / "junit.xml"
+    result = run(
+        pytester, openai_server, f"--karenina-results={export}", f"--junitxml={junit}",
+        "--karenina-min-pass-rate", "0.5",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1)  # every item ran
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the gate passed, the export did not
+    warning = f"karenina: the export to {export} failed (OSError: *No space left*)"
+    result.stdout.fnmatch_lines([f"{warning}; 3 results not written"])
+    assert junit.exists()
+    data = json.loads(export.read_text(encoding="utf-8"))
+    assert len(data["results"]) == 1 and data["metadata"]["job_summary"]["is_complete"] is False

@@ -1,0 +1,59 @@
+"""The run's ``--karenina-results`` export, written so that a failing write costs only itself.
+
+A full disk, a file system gone read-only or a path that vanished must not stop the run, nor
+the JUnit file and the HTML report written after it: the first failure is remembered, every
+result that could not be written is counted, writing goes on (the disk may free up), the
+export says it is incomplete, and the session reports it (a warning line, a non-zero exit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_karenina.results.writer import ExportWriter
+
+
+class ExportSink:
+    """An :class:`ExportWriter` that never raises ``OSError``: see :attr:`problem`."""
+
+    def __init__(self, path: Path, verification_config: Mapping[str, Any]) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self.lost = 0
+        self._writer: ExportWriter | None = None
+        try:
+            self._writer = ExportWriter(path, verification_config=verification_config)
+        except OSError as exc:
+            self._fail(exc)
+
+    def add(self, results: Iterable[Mapping[str, Any]]) -> None:
+        for result in results:
+            if self._writer is None:
+                self.lost += 1
+                continue
+            try:
+                self._writer.add(result)
+            except OSError as exc:
+                self.lost += 1
+                self._fail(exc)
+
+    def close(self, *, complete: bool) -> None:
+        if self._writer is None:
+            return
+        try:
+            self._writer.close(complete=complete and self.problem is None)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        if self.problem is None:  # the first failure says why; later ones are counted
+            self.problem = f"{type(exc).__name__}: {exc}"
+
+    def report_line(self) -> str | None:
+        """The warning for the terminal, or None when the export was written."""
+        if self.problem is None:
+            return None
+        lost = f"; {self.lost} results not written" if self.lost else ""
+        return f"karenina: the export to {self.path} failed ({self.problem}){lost}"
