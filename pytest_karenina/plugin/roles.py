@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Generator
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,12 @@ from pytest_karenina.plugin.heap import HeapSettler
 from pytest_karenina.plugin.live_status import LiveStatus
 from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.prefetch import Prefetcher
+from pytest_karenina.plugin.process import (
+    ProcessRole,
+    process_role,
+    runs_pipelines,
+    writes_html_report,
+)
 from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
@@ -37,6 +42,7 @@ from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config
 from pytest_karenina.plugin.settings import Settings, resolve_settings
+from pytest_karenina.plugin.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     CONFIG_KEY,
@@ -52,47 +58,6 @@ REPLAY_REPORT = "karenina-replay"
 """Name of the replay usage plugin, which runners on the reporting process feed directly."""
 
 
-class ProcessRole(StrEnum):
-    """What a pytest process does in the run (as xdist's ``is_xdist_worker`` and
-    ``is_xdist_controller`` tell)."""
-
-    SOLE = "sole"
-    """No xdist: collects, runs and reports."""
-    XDIST_CONTROLLER = "xdist_controller"
-    """Distributes items to the workers and reports; runs nothing."""
-    XDIST_WORKER = "xdist_worker"
-    """Collects and runs its share; reports through the controller."""
-
-    @property
-    def runs_items(self) -> bool:
-        return self is not ProcessRole.XDIST_CONTROLLER
-
-    @property
-    def reports(self) -> bool:
-        return self is not ProcessRole.XDIST_WORKER
-
-
-def process_role(config: pytest.Config) -> ProcessRole:
-    """The role of this process (known from ``pytest_configure`` on)."""
-    if hasattr(config, "workerinput"):
-        return ProcessRole.XDIST_WORKER
-    if getattr(config.option, "dist", "no") != "no":
-        return ProcessRole.XDIST_CONTROLLER
-    return ProcessRole.SOLE
-
-
-def runs_pipelines(config: pytest.Config) -> bool:
-    """Whether this run answers questions: not when it only collects or plans (``--co``,
-    ``--setup-plan``, ``--setup-only``), which must never call a model."""
-    option = config.option
-    return not (option.collectonly or option.setupplan or option.setuponly)
-
-
-def writes_html_report(config: pytest.Config) -> bool:
-    """pytest-html is active and writes a report (``--html``) in this run."""
-    return config.pluginmanager.hasplugin("html") and bool(getattr(config.option, "htmlpath", None))
-
-
 def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     """Resolve settings once, build the VerificationConfig, register the role plugins."""
     problem = misplaced_config(config, checkpoints)
@@ -106,6 +71,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
     role = process_role(config)
     config.stash[HEAP_KEY] = HeapSettler(config)
+    interrupt_on_sigterm(config)
     manager = config.pluginmanager
     html = writes_html_report(config)
     if role.runs_items:

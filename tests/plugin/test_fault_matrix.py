@@ -61,8 +61,9 @@ def test_every_item_ends_with_a_verdict_or_a_named_error(
         assert outcome.failed >= WRONG - outcome.errors["parsing"]
 
 
-def test_ctrl_c_mid_run_keeps_finished_results_and_exits_2(
-    pytester: pytest.Pytester, openai_server: OpenAIServer
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_mid_run_keeps_finished_results_and_exits_2(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, stop: signal.Signals
 ) -> None:
     script(openai_server, None)
     openai_server.set_latency(0.2)
@@ -80,7 +81,7 @@ def test_ctrl_c_mid_run_keeps_finished_results_and_exits_2(
         if sidecar.exists() and len(sidecar.read_text().splitlines()) >= 6:
             break
         time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     output, _ = process.communicate(timeout=60)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output[-2000:]
     data = json.loads(results.read_text())

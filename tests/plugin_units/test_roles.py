@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.roles import ProcessRole, process_role
+from pytest_karenina.plugin.process import ProcessRole, process_role
 
 
 def _config(**attributes: Any) -> pytest.Config:
