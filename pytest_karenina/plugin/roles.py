@@ -260,6 +260,5 @@ class ControllerPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.summary.write(terminalreporter)
-        warning = self.export.report_line() if self.export is not None else None
-        if warning:
-            terminalreporter.write_line(warning, red=True)
+        for line in self.export.report_lines() if self.export is not None else ():
+            terminalreporter.write_line(line, red=True)

@@ -139,16 +139,24 @@ class ExportWriter:
         self.close(complete=exc_type is None)
 
     @staticmethod
-    def recover(path: str | os.PathLike[str], *, end_time: float | None = None) -> Path | None:
-        """Build the export at ``path`` from a sidecar left by an unclosed writer.
+    def recover(
+        path: str | os.PathLike[str],
+        *,
+        end_time: float | None = None,
+        target: str | os.PathLike[str] | None = None,
+    ) -> Path | None:
+        """Build the export at ``target`` (default ``path``) from the sidecar an unclosed
+        writer for ``path`` left behind.
 
-        Returns the path, or None when there is no sidecar. The export is marked incomplete.
+        Returns the export's path, or None when there is no sidecar. The export is marked
+        incomplete.
         """
         sidecar = sidecar_path(path)
         if not sidecar.exists():
             return None
-        _assemble(sidecar, Path(path), False, end_time, None, None)
-        return Path(path)
+        written = Path(target) if target is not None else Path(path)
+        _assemble(sidecar, written, False, end_time, None, None)
+        return written
 
 
 def _assemble(

@@ -260,3 +260,27 @@ def test_a_full_disk_for_the_export_costs_only_the_export(
     assert junit.exists()
     data = json.loads(export.read_text(encoding="utf-8"))
     assert len(data["results"]) == 1 and data["metadata"]["job_summary"]["is_complete"] is False
+
+
+def test_an_earlier_runs_unrecovered_sidecar_is_recovered_not_truncated(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    export = pytester.path / "results.json"
+    run(pytester, openai_server, f"--karenina-results={export}")
+    earlier = json.loads(export.read_text(encoding="utf-8"))["results"]
+    export.unlink()
+    # What a killed run leaves: the sidecar with its header and results, no export.
+    sidecar = export.with_name(export.name + ".results.jsonl")
+    header = {"pytest_karenina_export_sidecar": 1, "job_id": "killed", "start_time": 1.0}
+    sidecar.write_text(
+        "\n".join(json.dumps(line) for line in [header, *earlier]) + "\n", encoding="utf-8"
+    )
+
+    result = run(pytester, openai_server, f"--karenina-results={export}")
+
+    result.stdout.fnmatch_lines(["karenina: an earlier run to results.json did not finish*"])
+    [recovered] = pytester.path.glob("results.recovered-*.json")
+    data = json.loads(recovered.read_text(encoding="utf-8"))
+    assert len(data["results"]) == len(earlier) == 4
+    assert data["metadata"]["job_summary"]["is_complete"] is False
+    assert len(json.loads(export.read_text(encoding="utf-8"))["results"]) == 4

@@ -8,11 +8,12 @@ export says it is incomplete, and the session reports it (a warning line, a non-
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_karenina.results.writer import ExportWriter
+from pytest_karenina.results.writer import ExportWriter, sidecar_path
 
 
 class ExportSink:
@@ -23,7 +24,9 @@ class ExportSink:
         self.problem: str | None = None
         self.lost = 0
         self._writer: ExportWriter | None = None
+        self.recovered: Path | None = None
         try:
+            self.recovered = _recover_earlier_run(path)
             self._writer = ExportWriter(path, verification_config=verification_config)
         except OSError as exc:
             self._fail(exc)
@@ -51,9 +54,26 @@ class ExportSink:
         if self.problem is None:  # the first failure says why; later ones are counted
             self.problem = f"{type(exc).__name__}: {exc}"
 
-    def report_line(self) -> str | None:
-        """The warning for the terminal, or None when the export was written."""
-        if self.problem is None:
-            return None
-        lost = f"; {self.lost} results not written" if self.lost else ""
-        return f"karenina: the export to {self.path} failed ({self.problem}){lost}"
+    def report_lines(self) -> list[str]:
+        """What the terminal should say: an earlier run's results recovered, a failure."""
+        lines = []
+        if self.recovered is not None:
+            lines.append(
+                f"karenina: an earlier run to {self.path.name} did not finish; its results are "
+                f"in {self.recovered}"
+            )
+        if self.problem is not None:
+            lost = f"; {self.lost} results not written" if self.lost else ""
+            lines.append(f"karenina: the export to {self.path} failed ({self.problem}){lost}")
+        return lines
+
+
+def _recover_earlier_run(path: Path) -> Path | None:
+    """An unfinished earlier run's results into ``<stem>.recovered-<time><suffix>`` before this
+    run's writer truncates its sidecar (None when there was none)."""
+    if not sidecar_path(path).exists():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return ExportWriter.recover(
+        path, target=path.with_name(f"{path.stem}.recovered-{stamp}{path.suffix}")
+    )
