@@ -55,16 +55,22 @@ class RetryEvent:
 
 
 class TransportError(LLMCallError):
-    """A call that failed for good: ``error_class``, ``attempts`` made, ``retry_counts``."""
+    """A call that failed for good: ``error_class``, ``attempts`` made, ``retry_counts``, and
+    ``budget_spent`` when it ended because the whole call's time budget ran out."""
 
     def __init__(
         self, call_kind: str, reason: str, *, error_class: ErrorClass, attempts: int,
-        retry_counts: dict[str, dict[str, int]],
+        retry_counts: dict[str, dict[str, int]], budget_spent: bool = False,
     ) -> None:  # fmt: skip
         super().__init__(call_kind, reason)
         self.error_class = error_class
         self.attempts = attempts
         self.retry_counts = retry_counts
+        self.budget_spent = budget_spent
+
+
+TIME_BUDGET = "time budget"
+"""How a give-up for lack of time (``max_total_seconds``) starts its reason."""
 
 
 def backoff_seconds(config: CategoryRetryConfig, retry: int, rng: random.Random) -> float:
@@ -164,9 +170,11 @@ class RetryingModel:
             except Exception as exc:
                 error_class = classify_error(exc)
                 message = redact(str(exc) or type(exc).__name__, (*self.secrets, *env_secrets()))
+                out_of_time = False
                 if is_retryable(error_class):
                     category = error_class
                     wait, why = self._next_wait(exc, category, used.get(category, 0), start)
+                    out_of_time = wait is None and why.startswith(TIME_BUDGET)
                     if wait is not None:
                         used[category] = used.get(category, 0) + 1
                     if self.on_retry is not None:
@@ -184,6 +192,7 @@ class RetryingModel:
                 raise TransportError(
                     request.call_kind, f"{reason}; {type(exc).__name__}: {message}",
                     error_class=error_class, attempts=attempt, retry_counts=self.retry_counts(used),
+                    budget_spent=out_of_time,
                 ) from None  # fmt: skip
 
     def _next_wait(
@@ -201,7 +210,7 @@ class RetryingModel:
         budget = self.max_total_seconds
         if budget is not None and elapsed + wait > budget:
             spent = f"{elapsed:.1f}s spent, next wait {wait:.1f}s"
-            return None, f"time budget of {budget:g}s exhausted ({spent})"
+            return None, f"{TIME_BUDGET} of {budget:g}s exhausted ({spent})"
         return wait, ""
 
     def _bounded(self, timeout: float | None, start: float) -> float | None:

@@ -18,6 +18,8 @@ from pytest_karenina.pipeline.context import VerificationContext
 RETRY_TALLY = "retry_tally"
 """Artifact: the item's :class:`RetryTally`."""
 ERROR_CATEGORY = "error_category"
+TIME_BUDGET_SPENT = "time_budget_spent"
+"""Artifact: True when a call gave up because the whole call's time budget ran out."""
 REPLAY_MISS = "replay_miss"
 """Artifact: True when a call found no recording under strict replay (``failure.details``)."""
 """Artifact: the error class of the LLM failure that stopped the item, if any."""
@@ -75,6 +77,8 @@ def note_llm_failure(context: VerificationContext, exc: BaseException) -> None:
         context.set_artifact(REPLAY_MISS, True)
     if isinstance(exc, TransportError):
         context.set_artifact(ERROR_CATEGORY, exc.error_class)
+        if exc.budget_spent:
+            context.set_artifact(TIME_BUDGET_SPENT, True)
         tally = context.get_artifact(RETRY_TALLY)
         if isinstance(tally, RetryTally):
             tally.merge(exc.retry_counts)

@@ -44,6 +44,7 @@ def classify_failure(
     error_stage: str | None = None,
     error_category: str | None = None,
     retry_counts: Mapping[str, Mapping[str, int | None]] | None = None,
+    time_budget_spent: bool = False,
     abstention_detected: bool | None = None,
     abstention_reasoning: str | None = None,
     sufficiency_detected: bool | None = None,
@@ -56,7 +57,9 @@ def classify_failure(
     1. ``failed_stage`` is an auto-fail stage -> its category (:data:`AUTOFAIL_STAGE_CATEGORIES`);
     2. ``template_verification_performed`` and ``verify_result is False`` -> ``content``;
     3. ``error_category`` is transient and its ``retry_counts`` entry has ``used >= budget``
-       -> that category (:data:`RETRY_CATEGORIES`);
+       -> that category (:data:`RETRY_CATEGORIES`); ``time_budget_spent`` (a call gave up
+       because its whole time budget ran out, pytest-karenina's ``max_call_seconds``)
+       -> ``timeout``;
     4. ``abstention_detected`` -> ``abstention``;
     5. ``sufficiency_detected is False`` (the response was *insufficient*) -> ``sufficiency``;
     6. ``template_validation_error`` -> ``template_validation``;
@@ -81,6 +84,11 @@ def classify_failure(
         return make("content", "verify_template", "verify_template returned False")
 
     stage = error_stage or last_stage or "unknown"
+    if error and time_budget_spent:
+        return make(
+            "timeout", stage, "the call's time budget was spent",
+            retry_counts={k: dict(v) for k, v in (retry_counts or {}).items()},
+        )  # fmt: skip
     retry_category = RETRY_CATEGORIES.get(error_category or "")
     if retry_category is not None and _retries_exhausted(retry_category, retry_counts):
         category = retry_category

@@ -4,13 +4,14 @@ share of a model's limits (the live check of the shared cap is in test_concurren
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from pytest_karenina.plugin.run_config import build_config
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args
-from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import Fault, OpenAIServer
 
 LIMITS = (
     "--karenina-max-retries", "1", "--karenina-llm-timeout", "30",
@@ -79,3 +80,24 @@ def test_the_header_shows_the_limits(
     result.stdout.fnmatch_lines(
         ["karenina: per model 6 in flight, 90/min, 30s per call, at most 1 retries"]
     )
+
+
+def test_a_call_out_of_time_is_a_timeout(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    openai_server.set_default(Fault.timeout(seconds=5))  # every request hangs
+    path = copy_checkpoint(pytester)
+    export = pytester.path / "results.json"
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "-k", "mq001",
+        "--karenina-llm-timeout", "0.5", "--karenina-request-timeout", "0.3",
+        f"--karenina-results={export}",
+    )  # fmt: skip
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["outcomes: error:timeout 1"])
+    [row] = json.loads(export.read_text(encoding="utf-8"))["results"]
+    failure = row["metadata"]["failure"]
+    assert failure["category"] == "timeout"
+    assert failure["reason"] == "the call's time budget was spent"
+    assert "time budget of 0.5s exhausted" in failure["details"]["error_message"]

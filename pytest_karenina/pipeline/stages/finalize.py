@@ -10,7 +10,13 @@ from typing import Any
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.retries import ERROR_CATEGORY, REPLAY_MISS, RETRY_TALLY, RetryTally
+from pytest_karenina.pipeline.retries import (
+    ERROR_CATEGORY,
+    REPLAY_MISS,
+    RETRY_TALLY,
+    TIME_BUDGET_SPENT,
+    RetryTally,
+)
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
@@ -70,6 +76,7 @@ class FinalizeResultStage(BaseVerificationStage):
             error_stage=context.error_stage,
             error_category=context.get_artifact(ERROR_CATEGORY),
             retry_counts=retry_counts,
+            time_budget_spent=context.get_artifact(TIME_BUDGET_SPENT) is True,
             abstention_detected=template.abstention_detected,
             abstention_reasoning=template.abstention_reasoning,
             sufficiency_detected=template.sufficiency_detected,
