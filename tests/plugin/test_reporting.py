@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -284,3 +285,22 @@ def test_an_earlier_runs_unrecovered_sidecar_is_recovered_not_truncated(
     assert len(data["results"]) == len(earlier) == 4
     assert data["metadata"]["job_summary"]["is_complete"] is False
     assert len(json.loads(export.read_text(encoding="utf-8"))["results"]) == 4
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_second_run_writing_the_same_export_is_told_not_to(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    import fcntl
+
+    export = pytester.path / "results.json"
+    with open(export.with_name(export.name + ".lock"), "w") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # the first run, still writing
+        second = run(pytester, openai_server, f"--karenina-results={export}")
+    assert second.ret == pytest.ExitCode.USAGE_ERROR
+    second.stderr.fnmatch_lines(["*another run is writing this export now*"])
+    assert not export.exists()
+
+    third = run(pytester, openai_server, f"--karenina-results={export}")
+    third.assert_outcomes(passed=2, failed=2, skipped=1)
+    assert export.exists() and not export.with_name(export.name + ".lock").exists()

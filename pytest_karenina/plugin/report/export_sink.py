@@ -8,12 +8,19 @@ export says it is incomplete, and the session reports it (a warning line, a non-
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_karenina.results.writer import ExportWriter, sidecar_path
+
+if sys.platform != "win32":
+    import fcntl
 
 
 class ExportSink:
@@ -25,6 +32,7 @@ class ExportSink:
         self.lost = 0
         self._writer: ExportWriter | None = None
         self.recovered: Path | None = None
+        self._lock = _ExclusiveRun(path)  # before recovering: a live run's sidecar is not ours
         try:
             self.recovered = _recover_earlier_run(path)
             self._writer = ExportWriter(path, verification_config=verification_config)
@@ -43,12 +51,13 @@ class ExportSink:
                 self._fail(exc)
 
     def close(self, *, complete: bool) -> None:
-        if self._writer is None:
-            return
         try:
-            self._writer.close(complete=complete and self.problem is None)
+            if self._writer is not None:
+                self._writer.close(complete=complete and self.problem is None)
         except OSError as exc:
             self._fail(exc)
+        finally:
+            self._lock.release()
 
     def _fail(self, exc: OSError) -> None:
         if self.problem is None:  # the first failure says why; later ones are counted
@@ -66,6 +75,37 @@ class ExportSink:
             lost = f"; {self.lost} results not written" if self.lost else ""
             lines.append(f"karenina: the export to {self.path} failed ({self.problem}){lost}")
         return lines
+
+
+class _ExclusiveRun:
+    """An exclusive lock on ``<path>.lock`` for the life of a run: a second run writing the
+    same export would overwrite this one's sidecar, and both would end without an export."""
+
+    def __init__(self, path: Path) -> None:
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._fd: int | None = None
+        if sys.platform == "win32":  # no flock: runs there are not told apart
+            return
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return  # reported by the writer, which meets the same problem
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise pytest.UsageError(
+                f"--karenina-results {path}: another run is writing this export now; "
+                "give this run another path"
+            ) from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            self.lock_path.unlink(missing_ok=True)
+            os.close(self._fd)
+            self._fd = None
 
 
 def _recover_earlier_run(path: Path) -> Path | None:
