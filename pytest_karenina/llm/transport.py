@@ -164,7 +164,7 @@ class RetryingModel:
                 if self.rate_limiter is not None:
                     self.rate_limiter.wait_turn(self.limiter_key)
                 timeout = self._bounded(self.attempt_timeout(used.get("timeout", 0)), start)
-                return self._attempt(request, timeout)
+                return self._scrubbed(self._attempt(request, timeout))
             except LLMCallError:
                 raise
             except Exception as exc:
@@ -194,6 +194,16 @@ class RetryingModel:
                     error_class=error_class, attempts=attempt, retry_counts=self.retry_counts(used),
                     budget_spent=out_of_time,
                 ) from None  # fmt: skip
+
+    def _scrubbed(self, reply: ModelReply) -> ModelReply:
+        """``reply`` without any configured secret or secret-named environment value in its
+        text: a model that echoes a key must not put it in the export, JUnit, the terminal or
+        the report. Exact values only (no patterns): the answer is otherwise left as it is."""
+        text = reply.text
+        for secret in sorted({*self.secrets, *env_secrets()}, key=len, reverse=True):
+            if secret and secret in text:
+                text = text.replace(secret, "***")
+        return reply if text is reply.text else replace(reply, text=text)
 
     def _next_wait(
         self, exc: Exception, category: RetryCategory, retries: int, start: float

@@ -28,6 +28,12 @@ def test_no_artifact_of_a_run_holds_a_secret(
         Fault.http_error(401, f"Incorrect API key provided: {API_KEY}. Also {TOKEN} {SECRET}"),
         last_contains=colors.asks,
     )
+    # mq001 is answered, echoing every secret in the answer the judge and reports see.
+    boiling = next(c for c in CHECKPOINT_CASES[MULTI] if c.question_id.endswith("mq001"))
+    openai_server.add_rule(
+        f"{boiling.answer} (debug: {API_KEY} {TOKEN} {SECRET})", last_contains=boiling.asks,
+        structured=False,
+    )  # fmt: skip
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     out = pytester.path / "out"
