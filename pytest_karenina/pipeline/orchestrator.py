@@ -82,8 +82,9 @@ class StageOrchestrator:
     """Runs stages in order over one context.
 
     A stage runs when its ``should_run`` says so (stages marked ``always_runs``
-    run regardless). An exception inside a stage is recorded as the context's
-    error, ``"Stage <name> raised exception: <Type>: <message>"``, so the run
+    run regardless). An exception inside a stage (``SystemExit`` from template code
+    included) is recorded as the context's error,
+    ``"Stage <name> raised exception: <Type>: <message>"``, so the run
     goes on to the finalizer: one broken stage never loses the item's result.
     """
 
@@ -105,7 +106,7 @@ class StageOrchestrator:
                 continue
             try:
                 stage.execute(context)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # template code may call sys.exit()
                 note_llm_failure(context, exc)
                 context.mark_error(
                     f"Stage {stage.name} raised exception: {type(exc).__name__}: {exc}",

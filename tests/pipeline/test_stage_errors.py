@@ -191,3 +191,15 @@ def test_a_crashing_stage_is_recorded_and_finalize_still_runs(
         "VerifyTemplate",
     )
     assert result.verify_result is None
+
+
+def test_sys_exit_in_verify_is_an_error_of_its_question() -> None:
+    raising = 'raise KeyError("no such key in correct")'
+    exiting = VERIFY_RAISES.replace(raising, "raise SystemExit(0)")
+    config = fake_config()
+    fake = FakeLLM().answer(ANSWER).parse_as(PARIS)
+
+    result = run_one(question(exiting), config, fake)
+
+    assert result.metadata.completed_without_errors is False
+    assert result.metadata.error is not None and "SystemExit" in result.metadata.error
