@@ -125,6 +125,8 @@ class RetryingModel:
         self.rate_limiter = rate_limiter
         self.limiter_key = limiter_key or _default_limiter_key(inner.replay_identity)
         self.secrets = tuple(secrets)
+        # Read once: replies are scrubbed on every call (errors, rare, read the environment anew).
+        self._reply_secrets = sorted({*self.secrets, *env_secrets()} - {""}, key=len, reverse=True)
         self.on_retry = on_retry
         self._sleep = sleep
         self._clock = clock
@@ -196,12 +198,13 @@ class RetryingModel:
                 ) from None  # fmt: skip
 
     def _scrubbed(self, reply: ModelReply) -> ModelReply:
-        """``reply`` without any configured secret or secret-named environment value in its
-        text: a model that echoes a key must not put it in the export, JUnit, the terminal or
-        the report. Exact values only (no patterns): the answer is otherwise left as it is."""
+        """``reply`` without any configured secret or secret-named environment value (as
+        the environment was when this model was built) in its text: a model that echoes a
+        key must not put it in the export, JUnit, the terminal or the report. Exact values
+        only (no patterns): the answer is otherwise left as it is."""
         text = reply.text
-        for secret in sorted({*self.secrets, *env_secrets()}, key=len, reverse=True):
-            if secret and secret in text:
+        for secret in self._reply_secrets:
+            if secret in text:
                 text = text.replace(secret, "***")
         return reply if text is reply.text else replace(reply, text=text)
 
