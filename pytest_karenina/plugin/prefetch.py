@@ -25,6 +25,7 @@ from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegist
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.collect import ItemRun, QuestionItem
+from pytest_karenina.plugin.flight_journal import FlightJournal
 from pytest_karenina.plugin.hookspecs import StageListError
 from pytest_karenina.plugin.live_status import PipelineCounts
 from pytest_karenina.plugin.pipeline_logs import PipelineLogs
@@ -38,8 +39,14 @@ Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 class Prefetcher:
     """Owns the LLM stack, the replay store and the worker threads of one process."""
 
-    def __init__(self, config: pytest.Config, run_name: str | None = None) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        run_name: str | None = None,
+        journal: FlightJournal | None = None,
+    ) -> None:
         self.config = config
+        self.journal = journal
         self.settings = config.stash[SETTINGS_KEY]
         self.vconfig = config.stash[CONFIG_KEY]
         self.run_name = run_name or f"pytest_{secrets.token_hex(4)}"
@@ -100,13 +107,19 @@ class Prefetcher:
         tasks = self._tasks(item)
         code = item.question.template_code
 
+        journal = self.journal
+
         def run() -> ItemRun:
             self.logs.working_on(item.nodeid)
+            if journal is not None:
+                journal.started(item.nodeid)
             try:
                 results = run_answer_group(
                     tasks, self.vconfig, self.llm, orchestrator, self.run_name
                 )
             finally:
+                if journal is not None:
+                    journal.ended(item.nodeid)
                 self.logs.working_on(None)
             # Here the template was just compiled (a cache hit); in the main thread, many
             # items later, the bounded cache may have dropped it.
@@ -165,5 +178,7 @@ class Prefetcher:
         for _ in self._threads:
             self._jobs.put(None)
         self.logs.uninstall()
+        if self.journal is not None:
+            self.journal.close()
         if self.replay is not None:
             self.replay.compact()

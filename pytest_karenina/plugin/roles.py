@@ -52,7 +52,11 @@ from pytest_karenina.plugin.stash import (
     REPLAY_USAGE_OUTPUT,
     SETTINGS_KEY,
 )
-from pytest_karenina.plugin.xdist_partition import XdistControllerPlugin, worker_share
+from pytest_karenina.plugin.xdist_partition import (
+    XdistControllerPlugin,
+    worker_journal,
+    worker_share,
+)
 
 REPLAY_REPORT = "karenina-replay"
 """Name of the replay usage plugin, which runners on the reporting process feed directly."""
@@ -101,7 +105,8 @@ class RunnerPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         if not runs_pipelines(self.config):
             return (yield)
-        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config)
+        journal = worker_journal(self.config)
+        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config, journal=journal)
         share = worker_share(self.config, question_items(session.items))
         self.config.stash[HEAP_KEY].settle(len(share))
         prefetcher.start(share)

@@ -46,3 +46,7 @@ controller does not partition (another ``--dist`` mode, or a replacement worker)
 
 REPLAY_USAGE_OUTPUT = "karenina_replay"
 """``workeroutput`` key: the replay store keys a worker used and how many it added."""
+
+JOURNAL_INPUT = "karenina_flight_journals"
+"""``workerinput`` key: the directory where each worker journals the pipelines it has in
+flight (see :mod:`flight_journal`), or absent."""

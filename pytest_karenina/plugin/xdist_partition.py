@@ -7,6 +7,10 @@ loop starts and so runs them concurrently, and no question runs twice. Other ``-
 modes keep xdist's own scheduling; their workers, and replacements of crashed workers, run
 each item's pipeline when the item starts (correct, but without look-ahead).
 
+When a worker dies, the items it had not finished are split by its flight journal
+(:mod:`flight_journal`): the pipelines in flight are errors (``error:worker_crashed``),
+never run again; the others run on another worker; reports already received stand.
+
 Only xdist's hooks and its documented ``workerinput`` are used; the scheduler extends
 ``xdist.scheduler.LoadScheduling``, so pyproject pins ``pytest-xdist<4``.
 """
@@ -14,13 +18,21 @@ Only xdist's hooks and its documented ``workerinput`` are used; the scheduler ex
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from pytest_karenina.plugin.flight_journal import (
+    CrashSplit,
+    FlightJournal,
+    JournalDirectory,
+    in_flight,
+    split_crashed,
+)
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.settings import Settings
-from pytest_karenina.plugin.stash import PARTITION_INPUT
+from pytest_karenina.plugin.stash import JOURNAL_INPUT, PARTITION_INPUT
 
 ItemT = TypeVar("ItemT", bound=pytest.Item)
 
@@ -43,7 +55,19 @@ def worker_share(config: pytest.Config, items: Sequence[ItemT]) -> list[ItemT]:
     return [item for position, item in enumerate(items) if position % count == index]
 
 
-def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
+def worker_journal(config: pytest.Config) -> FlightJournal | None:
+    """This worker's flight journal, when its controller keeps them."""
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    directory = workerinput.get(JOURNAL_INPUT) if workerinput is not None else None
+    if not isinstance(directory, str):
+        return None
+    try:
+        return FlightJournal(Path(directory), str(workerinput["workerid"]))  # type: ignore[index]
+    except OSError:
+        return None  # e.g. a remote worker: the controller falls back to xdist's guess
+
+
+def make_partition_scheduler(config: pytest.Config, log: Any, crashes: CrashTriage) -> Any:
     """The scheduler of an xdist controller (only ever called by xdist, so xdist is there)."""
     # Imported here: this module loads in runs without xdist too.
     from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
@@ -91,7 +115,74 @@ def make_partition_scheduler(config: pytest.Config, log: Any) -> Any:
             elif not self.node2pending[node]:
                 node.shutdown()
 
+        def remove_node(self, node: Any) -> str | None:
+            # xdist's own version blames the first unfinished item and re-queues the rest,
+            # the pipeline that killed the worker included.
+            pending = self.node2pending.pop(node)
+            if not pending:
+                return None
+            position = {nodeid: index for index, nodeid in enumerate(self.collection)}
+            split = crashes.split(node, [self.collection[index] for index in pending])
+            self.pending.extend(position[nodeid] for nodeid in split.rerun)
+            for other in self.node2pending:
+                self.check_schedule(other)
+            for nodeid in split.crashed[1:]:
+                crashes.report_crash(nodeid, node)
+            return split.crashed[0] if split.crashed else None
+
     return PartitionScheduling(config, log)
+
+
+def crash_location(nodeid: str) -> tuple[str, int | None, str]:
+    """A crashed question's report location, headed like its item's would be."""
+    path, _, name = nodeid.partition("::")
+    return path, None, f"question {name}"
+
+
+class CrashTriage:
+    """What the controller knows when a worker dies: its journal, and which items have
+    reported already. Reports the pipelines a crash took down."""
+
+    def __init__(self, config: pytest.Config, journals: JournalDirectory) -> None:
+        self.config = config
+        self.journals = journals
+        self.reported: set[str] = set()
+        self.flying: dict[str, list[str]] = {}  # crashed item -> pipelines in flight with it
+
+    def note_report(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.reported.add(report.nodeid)
+
+    def split(self, node: Any, pending: list[str]) -> CrashSplit:
+        flying = in_flight(self.journals.journal_of(str(node.workerinput["workerid"])))
+        split = split_crashed(pending, flying, self.reported)
+        for nodeid in split.crashed:
+            self.flying[nodeid] = split.crashed
+        return split
+
+    def message(self, nodeid: str, worker: str) -> str:
+        text = f"worker {worker!r} crashed while running {nodeid!r}"
+        others = [other for other in self.flying.get(nodeid, ()) if other != nodeid]
+        if others:
+            text += (
+                f"; its pipeline was in flight with {len(others)} other(s), reported as"
+                f" crashed too: {', '.join(others)}"
+            )
+        return text
+
+    def report_crash(self, nodeid: str, node: Any) -> None:
+        """Report ``nodeid`` as crashed with ``node`` (xdist reports one item itself)."""
+        report = pytest.TestReport(
+            nodeid=nodeid,
+            location=crash_location(nodeid),
+            keywords={},
+            outcome="failed",
+            longrepr=self.message(nodeid, str(node.gateway.id)),
+            when="setup",
+        )
+        report.node = node  # type: ignore[attr-defined]
+        report.karenina = ItemPayload.worker_crashed(nodeid).to_json()  # type: ignore[attr-defined]
+        self.config.hook.pytest_runtest_logreport(report=report)
 
 
 class XdistControllerPlugin:
@@ -102,6 +193,16 @@ class XdistControllerPlugin:
         self.config = config
         self.settings = settings
         self.enabled = config.getoption("dist", "load") == "load"
+        self.journals = JournalDirectory() if self.enabled else None
+        self.crashes = CrashTriage(config, self.journals) if self.journals is not None else None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.crashes is not None:
+            self.crashes.note_report(report)
+
+    def pytest_unconfigure(self) -> None:
+        if self.journals is not None:
+            self.journals.remove()
 
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A question whose worker died is an error of that item (infrastructure, not a wrong
@@ -110,7 +211,11 @@ class XdistControllerPlugin:
         if (self.config.rootpath / crashitem.split("::")[0]).resolve() not in checkpoints:
             return
         report.when = "setup"
+        report.location = crash_location(crashitem)
         report.karenina = ItemPayload.worker_crashed(crashitem).to_json()  # type: ignore[attr-defined]
+        gateway = getattr(getattr(report, "node", None), "gateway", None)
+        if self.crashes is not None and gateway is not None:
+            report.longrepr = self.crashes.message(crashitem, str(gateway.id))
 
     def pytest_configure_node(self, node: Any) -> None:
         """The first ``workercount`` workers (gw0, gw1, ...) get their index; replacements
@@ -120,6 +225,10 @@ class XdistControllerPlugin:
         count = int(node.workerinput["workercount"])
         in_partition = self.enabled and index is not None and index < count
         node.workerinput[PARTITION_INPUT] = index if in_partition else None
+        if self.journals is not None:
+            node.workerinput[JOURNAL_INPUT] = str(self.journals.path)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        return make_partition_scheduler(config, log) if self.enabled else None
+        if self.crashes is None:
+            return None
+        return make_partition_scheduler(config, log, self.crashes)

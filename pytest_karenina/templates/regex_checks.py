@@ -1,8 +1,9 @@
 """Classic ``self.regex`` checks against the raw trace.
 
 ``self.regex`` maps a check name to ``{"pattern", "expected", "match_type"}``.
-Matching uses ``re.findall`` on the full raw trace, so a pattern with capture
-groups yields the groups (or tuples of them), as in Python.
+Matching uses ``re.findall`` semantics on the full raw trace, so a pattern with capture
+groups yields the groups (or tuples of them), as in Python; patterns run with a time
+limit (:mod:`bounded_regex`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
+
+from pytest_karenina.templates import bounded_regex
 
 
 class RegexReport(TypedDict):
@@ -63,7 +66,7 @@ def run_regex_checks(checks: Mapping[str, Any] | None, trace: str) -> RegexRepor
             "match_type": match_type,
         }
         try:
-            matches = re.findall(pattern, trace)
+            matches = bounded_regex.findall(pattern, trace)
         except (re.error, TypeError) as exc:
             passed, reason = False, f"the pattern cannot be used: {exc}"
         else:

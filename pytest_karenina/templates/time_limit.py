@@ -4,7 +4,10 @@ Template code is user code; a loop that never ends must cost its own item, not h
 The code runs in the calling thread while one shared watchdog thread keeps the deadlines of
 every running block; past a block's limit the watchdog raises :class:`TemplateTimeout` in
 that thread (CPython's asynchronous exceptions, which interrupt Python bytecode: a loop in
-Python stops, a call blocked inside C code stops only when it returns).
+Python stops, a call blocked inside C code stops only when it returns). Inside a limited block
+:mod:`process_guard` slices ``time.sleep`` and blocks ``os._exit``, and
+:func:`seconds_left` tells C-level work that can bound itself (template regexes) how long it
+has.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from pytest_karenina.templates.process_guard import guarded
 
 DEFAULT_TEMPLATE_TIME_LIMIT = 10.0
 """Seconds template code may run for one step (compile, build, verify)."""
@@ -106,6 +111,15 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+_deadlines = threading.local()
+
+
+def seconds_left() -> float | None:
+    """Seconds until this thread's innermost limited block expires (None: not limited)."""
+    stack: list[float] | None = getattr(_deadlines, "stack", None)
+    if not stack:
+        return None
+    return max(min(stack) - time.monotonic(), 0.0)
 
 
 @contextmanager
@@ -113,12 +127,17 @@ def time_limit(seconds: float | None, what: str) -> Iterator[None]:
     """Run the ``with`` block for at most ``seconds`` (None: no limit); past it raise
     :class:`TemplateTimeout` saying that ``what`` did not finish."""
     if seconds is None:
-        yield
+        with guarded():
+            yield
         return
     entry = _WATCHDOG.watch(seconds)
+    stack: list[float] = _deadlines.__dict__.setdefault("stack", [])
+    stack.append(entry.deadline)
     try:
-        yield
+        with guarded():
+            yield
     except _Expired:
         raise TemplateTimeout(f"{what} did not finish within {seconds:g}s") from None
     finally:
+        stack.pop()
         _WATCHDOG.release(entry)

@@ -87,3 +87,59 @@ def test_broken_templates_cost_only_their_own_items(
         "*question urn:karenina:test:mq004: running the template's code did not finish within"
         " 0.5s*",
     ])  # fmt: skip
+
+
+VERIFY_EXITS = "    def verify(self):\n        import os\n        os._exit(0)\n"
+VERIFY_SLEEPS = (
+    "    def verify(self):\n        import time\n        time.sleep(600)\n        return True\n"
+)
+# Backtracks catastrophically on any sentence ending in '.': `re` would hold the GIL for ages.
+RUNAWAY = r"(?m)^(([\w\s]|[\w\s]{2}|[\w\s]{3}|[\w\s]{4})+)+$"
+REGEX_BACKTRACKS = (
+    "    def model_post_init(self, __context):\n"
+    "        self.correct = {'symbol': 'Au'}\n"
+    f"        self.regex = {{'runaway': {{'pattern': {RUNAWAY!r}, 'expected': 1,"
+    " 'match_type': 'count'}}\n"
+    "\n    def verify(self):\n        return True\n"
+)
+
+
+def test_template_code_cannot_end_or_hang_the_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """os._exit() is an error of its item (never an exit 0 with nothing written); a long
+    sleep and a catastrophic regex stop at the template time limit."""
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    document = json.loads(path.read_text())
+    items = document["dataFeedElement"]
+    items[0]["item"]["hasPart"]["text"] = (
+        TEMPLATE_HEAD.format(field="temperature", kind="int") + VERIFY_EXITS
+    )
+    items[2]["item"]["hasPart"]["text"] = (
+        TEMPLATE_HEAD.format(field="author", kind="str") + VERIFY_SLEEPS
+    )
+    items[3]["item"]["hasPart"]["text"] = (
+        TEMPLATE_HEAD.format(field="symbol", kind="str") + REGEX_BACKTRACKS
+    )
+    path.write_text(json.dumps(document))
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-template-timeout=1",
+        f"--karenina-results={export}", "-rA",
+    )  # fmt: skip
+
+    result.assert_outcomes(failed=1, errors=3, skipped=1)  # mq002 is the wrong answer
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines_random([
+        "*ERROR*mq001*",
+        "*ProcessExitBlocked: template code called os._exit(0)*",
+        "*ERROR*mq003*",
+        "*verifying the answer (verify()) did not finish within 1s*",
+        "*ERROR*mq004*",
+        "*the regex '(?m)^((*' did not finish within *s on * characters*",
+    ])  # fmt: skip
+    data = json.loads(export.read_text())
+    assert len(data["results"]) == 4
+    assert data["metadata"]["job_summary"]["is_complete"] is True

@@ -50,13 +50,14 @@ def pytest_runtest_setup(item):
 def test_crashed_worker_loses_only_its_running_item(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
+    """The crash comes from pytest's loop (a conftest hook) on gw1's last item."""
     scripted(openai_server)
     pytester.makeconftest(
         """
 import os
 
 def pytest_runtest_setup(item):
-    if item.name == "mq002":
+    if item.name == "mq004":
         os._exit(3)
 """
     )
@@ -66,12 +67,70 @@ def pytest_runtest_setup(item):
         "--karenina", str(path), *endpoint_args(openai_server), "-n", "2",
         f"--karenina-results={export}",
     )  # fmt: skip
-    # The crashed item is an error with the reason; mq004 is the one wrong answer left.
+    # The crashed item is an error with the reason; mq002 is the one wrong answer left.
     result.assert_outcomes(passed=2, failed=1, errors=1, skipped=1)
     result.stdout.fnmatch_lines_random(
-        ["ERROR*mq002*", "*worker 'gw*' crashed while running*mq002*"]
+        ["ERROR*mq004*", "*worker 'gw*' crashed while running*mq004*"]
     )
     assert "error:worker_crashed 1" in result.stdout.str()
     data = json.loads(export.read_text())
     ids = sorted(r["metadata"]["question_id"] for r in data["results"])
-    assert ids == ["urn:karenina:test:mq001", "urn:karenina:test:mq003", "urn:karenina:test:mq004"]
+    assert ids == ["urn:karenina:test:mq001", "urn:karenina:test:mq002", "urn:karenina:test:mq003"]
+
+
+KILLS_ONCE_FLAGGED = """class Answer(BaseAnswer):
+    symbol: str = Field(description="Chemical element symbol")
+
+    def verify(self):
+        import os, signal, time
+        while not os.path.exists({flag!r}):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_pipeline_that_kills_its_worker_is_blamed_and_not_run_again(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """gw1 runs mq002 and mq004 with look-ahead. pytest's loop is still on mq002 (its result
+    reported, its teardown slow) when mq004's pipeline kills the process. mq004 is the crash;
+    mq002 keeps its one result; mq004 does not go on to kill another worker."""
+    scripted(openai_server)
+    flag = pytester.path / "mq002-reported"
+    pytester.makeconftest(
+        f"""
+import pathlib, time
+
+def pytest_runtest_teardown(item):
+    if item.name == "mq002":
+        pathlib.Path({str(flag)!r}).touch()
+        time.sleep(60)  # the worker dies long before
+"""
+    )
+    path = copy_checkpoint(pytester)
+    document = json.loads(path.read_text())
+    document["dataFeedElement"][3]["item"]["hasPart"]["text"] = KILLS_ONCE_FLAGGED.format(
+        flag=str(flag)
+    )
+    path.write_text(json.dumps(document))
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "-n", "2",
+        "--karenina-template-timeout=60", f"--karenina-results={export}", "-rA",
+    )  # fmt: skip
+
+    output = result.stdout.str()
+    result.assert_outcomes(passed=2, failed=1, errors=1, skipped=1)
+    result.stdout.fnmatch_lines_random(
+        ["FAILED*mq002*", "ERROR*mq004*", "*worker 'gw1' crashed while running*mq004*"]
+    )
+    assert [line for line in output.splitlines() if line.startswith("ERROR ")] == [
+        "ERROR multi_question.jsonld::mq004 - worker 'gw1' crashed while running 'mult..."
+    ]
+    assert output.count("replacing crashed worker") == 1
+    assert "ERROR at setup of question mq004" in output
+    data = json.loads(export.read_text())
+    ids = sorted(r["metadata"]["question_id"] for r in data["results"])
+    assert ids == [f"urn:karenina:test:mq00{n}" for n in (1, 2, 3)]
+    assert data["metadata"]["job_summary"]["is_complete"] is True

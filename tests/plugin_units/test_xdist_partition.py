@@ -14,10 +14,12 @@ from typing import Any, cast
 import pytest
 from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 
+from pytest_karenina.plugin.flight_journal import FlightJournal, JournalDirectory
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import PARTITION_INPUT
 from pytest_karenina.plugin.xdist_partition import (
+    CrashTriage,
     XdistControllerPlugin,
     make_partition_scheduler,
     partition_index,
@@ -73,10 +75,11 @@ class FakeConfig:
         self.workers = workers
         self.rootpath = rootpath
         self.collect_reports: list[pytest.CollectReport] = []
-        self.hook = SimpleNamespace(pytest_collectreport=self._collectreport)
-
-    def _collectreport(self, report: pytest.CollectReport) -> None:
-        self.collect_reports.append(report)
+        self.test_reports: list[pytest.TestReport] = []
+        self.hook = SimpleNamespace(
+            pytest_collectreport=lambda report: self.collect_reports.append(report),
+            pytest_runtest_logreport=lambda report: self.test_reports.append(report),
+        )
 
     def getoption(self, name: str, default: Any = None) -> Any:
         return {"dist": self.dist, "maxschedchunk": None}.get(name, default)
@@ -100,13 +103,24 @@ def _configured(*worker_ids: str, count: int = 2, dist: str = "load") -> list[Fa
     nodes = [FakeNode(worker_id, count) for worker_id in worker_ids]
     for node in nodes:
         plugin.pytest_configure_node(node)
+    plugin.pytest_unconfigure()  # the journal directory
     return nodes
 
 
+def _triage(config: FakeConfig, parent: Path | None = None) -> CrashTriage:
+    """Without ``parent``, no journals: the controller knows nothing of pipelines."""
+    return CrashTriage(_config(config), JournalDirectory(parent))
+
+
 def _scheduled(
-    nodes: list[FakeNode], collection: list[str] = ITEMS, log: FakeLog | None = None
+    nodes: list[FakeNode],
+    collection: list[str] = ITEMS,
+    log: FakeLog | None = None,
+    triage: CrashTriage | None = None,
 ) -> Any:
-    sched = make_partition_scheduler(_config(FakeConfig(workers=len(nodes))), log or FakeLog())
+    config = FakeConfig(workers=len(nodes))
+    triage = triage or _triage(config)
+    sched = make_partition_scheduler(_config(config), log or FakeLog(), triage)
     for node in nodes:
         sched.add_node(node)
     for node in nodes:
@@ -270,7 +284,7 @@ def test_different_collections_abort() -> None:
     """Workers that collected different items get nothing, and the difference is logged."""
     gw0, gw1 = _configured("gw0", "gw1")
     log = FakeLog()
-    sched = make_partition_scheduler(_config(FakeConfig()), log)
+    sched = make_partition_scheduler(_config(FakeConfig()), log, _triage(FakeConfig()))
     for node in (gw0, gw1):
         sched.add_node(node)
     sched.add_node_collection(gw0, ITEMS)
@@ -307,3 +321,56 @@ def test_crashed_item_of_another_file_is_left_alone(tmp_path: Path) -> None:
     when: str = report.when
     assert when == "???"
     assert not hasattr(report, "karenina")
+
+
+# --- a crashed worker: the journal says which pipelines were in flight ------------------
+
+
+def _report(nodeid: str, when: str, outcome: str = "passed") -> pytest.TestReport:
+    return pytest.TestReport(nodeid, ("f", None, ""), {}, outcome, None, when)  # type: ignore[arg-type]
+
+
+def test_the_pipeline_in_flight_is_the_crash_not_the_item_pytest_was_on(tmp_path: Path) -> None:
+    """gw1 has q1, q3 and (added later) q4; pytest is on q1 (its result already reported),
+    q3's pipeline is running when the worker dies. q3 is the crash, q1's report stands,
+    and q4, never started, moves to gw0. xdist alone would blame q1 and re-run q3."""
+    config = FakeConfig()
+    triage = _triage(config, tmp_path)
+    gw0, gw1 = _configured("gw0", "gw1")
+    sched = _scheduled([gw0, gw1], triage=triage)
+    sched.node2pending[gw1].append(4)
+    journal = FlightJournal(triage.journals.path, "gw1")
+    journal.started("q1")
+    journal.started("q3")
+    journal.ended("q1")
+    journal.close()
+    triage.note_report(_report("q1", "setup"))
+    triage.note_report(_report("q1", "call", "failed"))
+
+    crashitem = sched.remove_node(gw1)
+
+    assert crashitem == "q3"
+    assert gw0.sent == [0, 2, 4, 4]
+    assert config.test_reports == []  # one crash: xdist reports it itself
+    assert triage.message("q3", "gw1") == "worker 'gw1' crashed while running 'q3'"
+
+
+def test_every_pipeline_in_flight_is_reported_and_none_runs_again(tmp_path: Path) -> None:
+    config = FakeConfig()
+    triage = _triage(config, tmp_path)
+    gw0, gw1 = _configured("gw0", "gw1")
+    sched = _scheduled([gw0, gw1], triage=triage)
+    journal = FlightJournal(triage.journals.path, "gw1")
+    journal.started("q1")
+    journal.started("q3")
+    journal.close()
+
+    crashitem = sched.remove_node(gw1)
+
+    assert crashitem == "q1"
+    assert gw0.sent == [0, 2, 4]  # nothing re-queued
+    (extra,) = config.test_reports
+    assert (extra.nodeid, extra.when, extra.failed) == ("q3", "setup", True)
+    assert extra.karenina == ItemPayload.worker_crashed("q3").to_json()  # type: ignore[attr-defined]
+    assert "in flight with 1 other(s), reported as crashed too: q1" in str(extra.longrepr)
+    assert triage.message("q1", "gw1").endswith("crashed too: q3")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 import pytest
 
-from pytest_karenina.templates import TemplateError, compile_template
+from pytest_karenina.templates import TemplateError, compile_template, process_guard
 from pytest_karenina.templates.compiler import _compiled
-from pytest_karenina.templates.time_limit import TemplateTimeout, time_limit
+from pytest_karenina.templates.process_guard import ProcessExitBlocked
+from pytest_karenina.templates.time_limit import TemplateTimeout, seconds_left, time_limit
 
 LOOP_IN_GROUND_TRUTH = """
 class Answer(BaseAnswer):
@@ -104,3 +106,52 @@ def test_a_looping_template_is_a_template_error_once_and_then_cached() -> None:
 def test_module_level_code_is_limited_too() -> None:
     with pytest.raises(TemplateError, match=r"did not finish within 0\.2s"):
         compile_template("counter = 0\nwhile True:\n    counter += 1\n", seconds=0.2)
+
+
+# --- what escapes a thread-level limit: process exit and sleeping in C -------------------
+
+
+def test_os_exit_in_template_code_raises_instead_of_ending_the_process() -> None:
+    with pytest.raises(ProcessExitBlocked, match=r"template code called os._exit\(0\)") as caught:
+        with time_limit(None, "verify()"):
+            os._exit(0)
+    assert isinstance(caught.value, SystemExit)
+
+
+def test_outside_template_code_os_exit_and_sleep_are_the_originals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with time_limit(None, "installs the guard"):
+        pass
+    calls: list[tuple[str, object]] = []
+    monkeypatch.setitem(
+        process_guard._originals, "_exit", lambda status: calls.append(("exit", status))
+    )
+    monkeypatch.setitem(process_guard._originals, "sleep", lambda s: calls.append(("sleep", s)))
+    assert not process_guard.in_template_code()
+    with pytest.raises(AssertionError):  # the stand-in returns; the real one never does
+        os._exit(7)
+    time.sleep(0.2)
+    assert calls == [("exit", 7), ("sleep", 0.2)]
+    calls.clear()
+    with time_limit(None, "template code"):
+        time.sleep(0.2)
+    assert len(calls) > 1 and all(s <= process_guard.SLEEP_SLICE for _, s in calls)
+
+
+def test_a_long_sleep_in_template_code_stops_at_the_limit() -> None:
+    started = time.monotonic()
+    with pytest.raises(TemplateTimeout, match=r"sleeping did not finish within 0\.3s"):
+        with time_limit(0.3, "sleeping"):
+            time.sleep(600)
+    assert time.monotonic() - started < 60  # not the ten minutes asked for
+
+
+def test_seconds_left_follows_the_innermost_deadline() -> None:
+    assert seconds_left() is None
+    with time_limit(5.0, "outer"):
+        outer = seconds_left()
+        with time_limit(0.5, "inner"):
+            inner = seconds_left()
+        assert outer is not None and inner is not None and inner < 0.5 < outer <= 5.0
+    assert seconds_left() is None

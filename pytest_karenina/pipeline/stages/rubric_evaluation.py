@@ -33,6 +33,7 @@ from pytest_karenina.pipeline.stages.context_queries import (
     evaluation_input,
     judge_label,
     prompt_instructions,
+    template_seconds,
 )
 from pytest_karenina.prompts.rubric_presence import PRESENCE_TASK
 from pytest_karenina.rubrics.merge import MergedRubric, merge_rubrics
@@ -109,7 +110,7 @@ class RubricEvaluationStage(BaseVerificationStage):
         strategy: str,
     ) -> None:
         rubric = merged.rubric
-        score_regex_traits(rubric.regex_traits, text, outcome)
+        score_regex_traits(rubric.regex_traits, text, outcome, template_seconds(context))
         score_callable_traits(rubric.callable_traits, text, outcome)
         if rubric.llm_traits or rubric.metric_traits:
             judge = context.judge_llm

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field
 
+from pytest_karenina.templates import bounded_regex
 from pytest_karenina.templates.primitives.base import (
     RegexPattern,
     TracePrimitive,
@@ -22,7 +22,7 @@ class TraceRegex(TracePrimitive):
     count_min: int | None = Field(default=None, ge=0)
 
     def check_trace(self, trace: str) -> bool:
-        return len(re.findall(self.pattern, trace)) >= (
+        return len(bounded_regex.findall(self.pattern, trace)) >= (
             self.count_min if self.count_min is not None else 1
         )
 
