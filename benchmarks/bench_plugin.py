@@ -189,16 +189,31 @@ def startup(runs: int) -> None:
     )
 
 
+COLLECT_PROBE = """
+def pytest_collection_finish(session):
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    with open("collect_probe.txt", "w") as out:
+        out.write(f"{peak}")
+"""
+
+
 def collection(count: int) -> None:
+    """``--collect-only`` of ``count`` questions: session seconds and peak RSS."""
     with tempfile.TemporaryDirectory() as temp:
         path = write_checkpoint(count, Path(temp), "big.jsonld")
         size = path.stat().st_size / 1e6
+        (Path(temp) / "conftest.py").write_text(COLLECT_PROBE)
         args = ["--karenina", str(path), "--karenina-answering-model", "openai:gpt-4.1-mini",
-                "--collect-only", "-q"]  # fmt: skip
-        done = pytest_run(args, Path(temp))
-    if f"{count} tests collected" not in done.stdout:
-        raise SystemExit(f"collection failed:\n{done.stdout[-3000:]}")
-    print(f"collection: {count} questions ({size:.1f} MB): {session_seconds(done.stdout):.2f} s")
+                "--collect-only", "-q", *OTHER_PLUGINS_OFF]  # fmt: skip
+        stdout, wall, _, _ = timed_pytest(args, Path(temp))
+        peak = int((Path(temp) / "collect_probe.txt").read_text())
+    if f"{count} tests collected" not in stdout:
+        raise SystemExit(f"collection failed:\n{stdout[-3000:]}")
+    print(
+        f"collection: {count} questions ({size:.1f} MB): session {session_seconds(stdout):.2f} s,"
+        f" whole process {wall:.2f} s, peak RSS {peak / 1024:.0f} MB"
+    )
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ from pytest_karenina.plugin.stash import (
     SETTINGS_KEY,
 )
 from pytest_karenina.plugin.verdict import (
+    NO_FACTS,
     FieldFacts,
     Outcome,
     Verdict,
@@ -48,6 +49,8 @@ NO_GATED_TRAITS = (
     "no verdict: rubric_only and no gated rubric trait "
     "(gate literal or metric traits with karenina_rubric_gates)"
 )
+KARENINA_MARK = pytest.mark.karenina
+"""Built once: looking a mark up by name costs ~20 µs (pytest checks it is registered)."""
 _SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -160,7 +163,7 @@ class QuestionItem(pytest.Item):
         self.question = question
         self.model_replicate = model_replicate
         self.global_rubric, self.dynamic_rubric = rubrics
-        self.add_marker("karenina")
+        self.add_marker(KARENINA_MARK)
         self.extra_keyword_matches.update(question.keywords)
         if model_replicate.answering.id:
             self.extra_keyword_matches.add(model_replicate.answering.id)
@@ -168,7 +171,7 @@ class QuestionItem(pytest.Item):
         if not self.runnable:
             self.add_marker(pytest.mark.skip(reason=UNFINISHED))  # reported at the item
         self.results: list[VerificationResult] = []
-        self.facts = FieldFacts()
+        self.facts = NO_FACTS
         self.verdicts: list[Verdict] = []
 
     @property
@@ -217,7 +220,7 @@ class QuestionItem(pytest.Item):
     def teardown(self) -> None:
         """Let go of the results: the reports hold what they need, and a large run would
         otherwise keep every result of every question until the session ends."""
-        self.results, self.verdicts, self.facts = [], [], FieldFacts()
+        self.results, self.verdicts, self.facts = [], [], NO_FACTS
 
     def runtest(self) -> None:
         categories = [verdict.category for verdict in self.verdicts]

@@ -31,7 +31,7 @@ from pytest_karenina.plugin.live_status import PipelineCounts
 from pytest_karenina.plugin.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
-from pytest_karenina.plugin.verdict import FieldFacts, field_facts
+from pytest_karenina.plugin.verdict import NO_FACTS, field_facts
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 
@@ -125,7 +125,7 @@ class Prefetcher:
             # items later, the bounded cache may have dropped it.
             template = results[0].template if results else None
             trace = template.raw_llm_response if template is not None else None
-            facts = field_facts(code, trace) if code.strip() else FieldFacts()
+            facts = field_facts(code, trace) if code.strip() else NO_FACTS
             return ItemRun(results, facts)
 
         return run

@@ -37,7 +37,7 @@ from pytest_karenina.plugin.report.header import (
 )
 from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
 from pytest_karenina.plugin.report.junit import write_gate_properties
-from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.payload import ItemPayload, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config
@@ -160,6 +160,8 @@ class RunnerPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         selected = len(question_items(session.items))
         self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
+        if self.config.option.collectonly:  # no run loop to settle the heap in
+            self.config.stash[HEAP_KEY].settle(selected)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
@@ -188,6 +190,7 @@ class ControllerPlugin:
         self.role = role
         self.summary = RunSummary()
         self.export: ExportSink | None = None
+        self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
 
     def pytest_report_header(self) -> list[str]:
         distributed = self.role is ProcessRole.XDIST_CONTROLLER
@@ -224,20 +227,28 @@ class ControllerPlugin:
                 vconfig.model_dump(mode="json", exclude={"replay_store"}),
             )
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:  # after every other implementation has seen the report
+            self._take(report)
+
+    def _take(self, report: pytest.TestReport) -> None:
         sent = getattr(report, "karenina", None)
         if isinstance(sent, dict):
             payload = ItemPayload.from_json(sent)
-            if self.summary.add(payload.for_summary()) and self.export is not None:
+            if self.summary.add(payload) and self.export is not None:
                 self.export.add(payload.results)
-            # Every logreport hook has seen the dumps; pytest keeps every report to the end
-            # of the session, and the dumps are most of what a report weighs.
-            sent["results"] = []
+            sent["results"] = []  # the export has them
+            self._logged.setdefault(report.nodeid, []).append(report)
         elif report.failed:
             self.summary.other_failures += 1
         elif report.when == "setup" and report.skipped:
             self.summary.add_skip(report.nodeid)
+        if report.when == "teardown":
+            for logged in self._logged.pop(report.nodeid, ()):
+                logged.karenina = logged_residue(logged.karenina)  # type: ignore[attr-defined]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

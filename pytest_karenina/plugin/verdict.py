@@ -170,13 +170,17 @@ class FieldFacts:
     observed: Mapping[str, bool] = field(default_factory=dict)
 
 
+NO_FACTS = FieldFacts()
+"""Shared by every item without facts (before its pipeline ran, and after teardown)."""
+
+
 def field_facts(code: str, trace: str | None) -> FieldFacts:
     """The :class:`FieldFacts` of template ``code`` for the answer ``trace``; empty when the
     template does not compile."""
     try:
         answer_class = compile_template(code)
     except TemplateError:
-        return FieldFacts()
+        return NO_FACTS
     checks = {
         name: meta.verify_with
         for name, meta in answer_class.verified_fields().items()

@@ -14,7 +14,9 @@ import functools
 import hashlib
 import linecache
 import textwrap
+import threading
 import typing
+from collections import OrderedDict
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, cast
@@ -115,10 +117,33 @@ def _filename(code: str) -> str:
     return f"<karenina template {template_id(code)}>"
 
 
+class _SourceLines:
+    """Template sources in ``linecache``, so tracebacks through template code show its lines;
+    only the most recent :data:`_CACHE_SIZE` x 2 stay (one per template otherwise: a large run
+    would keep every template's source twice over)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._names: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def register(self, filename: str, source: str) -> None:
+        with self._lock:
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            self._names[filename] = None
+            self._names.move_to_end(filename)
+            while len(self._names) > self._keep:
+                oldest, _ = self._names.popitem(last=False)
+                linecache.cache.pop(oldest, None)
+
+
+_SOURCE_LINES = _SourceLines(keep=_CACHE_SIZE * 2)
+
+
 def _execute(code: str) -> dict[str, Any]:
     source = textwrap.dedent(code)
     filename = _filename(code)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    _SOURCE_LINES.register(filename, source)
     try:
         compiled = compile(source, filename, "exec")
     except SyntaxError as exc:

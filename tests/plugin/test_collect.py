@@ -175,3 +175,34 @@ def test_question_ids_that_slug_alike_keep_an_item_each(
     names = [line.split("::")[1] for line in result.stdout.lines if "::" in line]
     assert len(names) == 3 == len(set(names)), names
     assert names[0] == "q1" and names[2] == "q1-2"
+
+
+def test_collect_only_of_a_large_checkpoint_freezes_the_heap(pytester: pytest.Pytester) -> None:
+    """Without a run loop the heap is settled after collection, so that pytest's and the
+    interpreter's collections at exit skip the items (seconds at 50,000 questions)."""
+    from pytest_karenina.plugin.heap import SETTLE_FROM_ITEMS
+    from tests.support.fault_matrix import write_checkpoint
+
+    path = write_checkpoint(pytester.path / "large.jsonld", SETTLE_FROM_ITEMS)
+    pytester.makeconftest(
+        """
+import gc
+
+def pytest_collection_modifyitems(items):
+    print(f"frozen before: {gc.get_freeze_count()}")
+
+def pytest_sessionfinish(session):
+    print(f"frozen after: {gc.get_freeze_count()}")
+"""
+    )
+    result = pytester.runpytest(
+        "--karenina", str(path), "--karenina-answering-model", "openai:gpt-4.1-mini",
+        "--collect-only", "-q", "-s",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    counts = {
+        line.split(":")[0]: int(line.split(": ")[1])
+        for line in result.stdout.lines
+        if line.startswith("frozen ")
+    }
+    assert counts["frozen after"] > counts["frozen before"] + SETTLE_FROM_ITEMS

@@ -309,3 +309,21 @@ def test_shim_does_not_touch_sys_modules() -> None:
         + ("class Answer(BaseAnswer):\n    def ground_truth(self):\n        self.regex = {}\n")
     )
     assert not any(name == "karenina" or name.startswith("karenina.") for name in sys.modules)
+
+
+def test_linecache_keeps_only_the_most_recent_template_sources() -> None:
+    """Template sources stay readable for tracebacks, but a large run does not keep all."""
+    import linecache
+
+    from pytest_karenina.templates.compiler import _SourceLines
+
+    lines = _SourceLines(keep=3)
+    names = [f"<karenina template bound-test-{n}>" for n in range(5)]
+    try:
+        for n, name in enumerate(names):
+            lines.register(name, f"x = {n}\n")
+        assert [name in linecache.cache for name in names] == [False, False, True, True, True]
+        assert linecache.getline(names[-1], 1) == "x = 4\n"
+    finally:
+        for name in names:
+            linecache.cache.pop(name, None)

@@ -44,7 +44,7 @@ def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResultSummary:
     """One result of an item, as the reports show it."""
 
@@ -111,7 +111,23 @@ class ResultSummary:
         )
 
 
-@dataclass(frozen=True)
+LOGGED_KEEPS = frozenset({"category", "question_id", "answering_model", "score"})
+"""The keys of a ``report.karenina`` payload still there once every report of its item has
+been logged (see :func:`logged_residue`)."""
+
+
+def logged_residue(data: dict[str, Any]) -> dict[str, Any]:
+    """What stays of a payload once every report of its item is logged: a few scalars
+    (:data:`LOGGED_KEEPS`).
+
+    pytest keeps every report until the session ends; once an item's teardown report is
+    logged (pytest-html renders the item's row then) nothing reads the rest, and the field
+    tables, result dumps and question text are most of what a report weighs.
+    """
+    return {key: value for key, value in data.items() if key in LOGGED_KEEPS}
+
+
+@dataclass(frozen=True, slots=True)
 class RubricTally:
     """Over an item's results: gated traits that passed, gated traits, and traits graded
     (dynamic traits the response did not touch are not graded)."""
@@ -121,7 +137,7 @@ class RubricTally:
     traits: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemPayload:
     """One item's outcome with everything the reports show about it."""
 
@@ -170,10 +186,9 @@ class ItemPayload:
         )
 
     def for_summary(self) -> ItemPayload:
-        """What a run summary keeps of an item: this payload without result dumps, raw
-        responses and field tables (a large run keeps one per item to its end)."""
-        summaries = [dataclasses.replace(s, raw_response=None, fields=[]) for s in self.summaries]
-        return dataclasses.replace(self, results=[], summaries=summaries)
+        """What a run summary keeps of an item once it has taken in the item's rubric checks:
+        the scalars (a large run keeps one per item to its end)."""
+        return dataclasses.replace(self, question=None, results=[], summaries=[])
 
     @classmethod
     def worker_crashed(cls, nodeid: str) -> ItemPayload:

@@ -86,17 +86,27 @@ class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
     payloads: dict[str, ItemPayload] = field(default_factory=dict)
+    """By node id, scalars only (:meth:`ItemPayload.for_summary`)."""
     skipped: set[str] = field(default_factory=set)
     gate: PassRateGate | None = None
     other_failures: int = 0
     """Failed or errored reports that are not a question's verdict (plain tests, collection
     errors, teardown errors): the pass-rate gate never forgives them."""
+    _rubric: dict[str, dict[str, TraitStats]] = field(default_factory=dict)
 
     def add(self, payload: ItemPayload) -> bool:
-        """Keep ``payload``; False when its item has reported already."""
+        """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
+        has reported already."""
         if payload.nodeid in self.payloads:
             return False
-        self.payloads[payload.nodeid] = payload
+        model = self._rubric.setdefault(payload.answering_model or "?", {})
+        for summary in payload.summaries:
+            for check in summary.rubric:
+                if check.skipped is not None:
+                    continue
+                for name, row in _trait_rows(check):
+                    model.setdefault(name, TraitStats(check.kind)).add(row)
+        self.payloads[payload.nodeid] = payload.for_summary()
         return True
 
     def add_skip(self, nodeid: str) -> None:
@@ -125,16 +135,7 @@ class RunSummary:
 
     def rubric_stats(self) -> dict[str, dict[str, TraitStats]]:
         """Answering model -> trait (or trait.part) -> statistics, in first-seen order."""
-        found: dict[str, dict[str, TraitStats]] = {}
-        for payload in self.payloads.values():
-            model = found.setdefault(payload.answering_model or "?", {})
-            for summary in payload.summaries:
-                for check in summary.rubric:
-                    if check.skipped is not None:
-                        continue
-                    for name, row in _trait_rows(check):
-                        model.setdefault(name, TraitStats(check.kind)).add(row)
-        return {model: traits for model, traits in found.items() if traits}
+        return {model: traits for model, traits in self._rubric.items() if traits}
 
     def categories(self) -> Counter[str]:
         return Counter(p.category.value for p in self.payloads.values())
