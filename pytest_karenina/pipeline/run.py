@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.config.verification import StampedModels
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting_retries
@@ -224,6 +225,7 @@ def run_verification(
 
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)
     factory.prepare()
+    install_semantic_match(config.embedding_check_model)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="karenina") as pool:
         for future in [pool.submit(run_group, indices) for indices in groups.values()]:
             future.result()

@@ -191,6 +191,8 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
     if template is not None and template.field_verification_error:
         lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
     lines.extend(f"  override: {text}" for text in overrides(result))
+    for name, value in (result.custom_fields or {}).items():
+        lines.append(f"  {printable(name)} (custom stage): {short(value)}")
     return "\n".join(lines)
 
 

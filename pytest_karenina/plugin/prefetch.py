@@ -20,6 +20,7 @@ import pytest
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayStore
+from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.run import Task, run_answer_group
@@ -73,6 +74,7 @@ class Prefetcher:
             if item.runnable:
                 self._submit(item)
         self.llm.prepare()
+        install_semantic_match(self.vconfig.embedding_check_model)
         if not self._threads:
             self.logs.install()
         for index in range(self.settings.concurrency):

@@ -60,6 +60,9 @@ class VerificationResult(BaseModel):
     evaluation_input: str | None = None
     used_full_trace: bool = True
     trace_extraction_error: str | None = None
+    custom_fields: dict[str, Any] | None = None
+    """Result fields that custom stages set (``set_result_field``) and no section takes,
+    by key; None when there are none (and then left out of exports)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -88,13 +91,19 @@ class VerificationResult(BaseModel):
     def export_dict(self) -> dict[str, Any]:
         """The JSON-native dump written to export files: every field except
         :data:`SEED_ONLY_FIELDS`, in Karenina's key order."""
-        exclude = {section: set(fields) for section, fields in SEED_ONLY_FIELDS.items()}
+        exclude: dict[str, Any] = {
+            section: set(fields) for section, fields in SEED_ONLY_FIELDS.items()
+        }
+        if self.custom_fields is None:
+            exclude["custom_fields"] = True
         return self.model_dump(mode="json", exclude=exclude)
 
 
 def strip_seed_only(data: Mapping[str, Any]) -> dict[str, Any]:
     """The export form of an already dumped result (``model_dump(mode="json")`` output)."""
     stripped = dict(data)
+    if stripped.get("custom_fields", ...) is None:
+        del stripped["custom_fields"]
     for section, fields in SEED_ONLY_FIELDS.items():
         value = stripped.get(section)
         if isinstance(value, Mapping):

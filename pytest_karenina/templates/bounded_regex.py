@@ -60,8 +60,10 @@ def _limit(seconds: float | None) -> float:
     if seconds is not None:
         return seconds
     left = seconds_left()
-    # A little short of the block's own limit, so the error names the pattern.
-    return DEFAULT_TEMPLATE_TIME_LIMIT if left is None else max(left * 0.9, 0.001)
+    if left is None:
+        return DEFAULT_TEMPLATE_TIME_LIMIT
+    # Short of the block's own limit, so that the error names the pattern.
+    return max(left - max(0.1 * left, 0.2), 0.001)
 
 
 def _timeout(pattern: str, text: str, seconds: float) -> TemplateTimeout:

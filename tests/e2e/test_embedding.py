@@ -100,3 +100,63 @@ def test_embedding_check_overrides_only_an_equivalent_answer(openai_server: Open
             assert meta.caveats == []
     assert openai_server.unused_rules() == []
     assert len(openai_server.chat_requests) == len(log) == 2 * len(CASES) + 2
+
+
+SEMANTIC_TEMPLATE = """from karenina.schemas.entities import BaseAnswer, VerifiedField
+from karenina.schemas.primitives import SemanticMatch
+
+
+class Answer(BaseAnswer):
+    capital: str = VerifiedField(
+        description="The city the response names as the capital of France",
+        ground_truth="Paris",
+        verify_with=SemanticMatch(threshold=0.9),
+    )
+"""
+SEMANTIC_CASES = [
+    Case("sem:paris", "capital of France?", "Paris.", {"capital": "paris"}, True),
+    Case("sem:lyon", "seat of the French government?", "Lyon.", {"capital": "Lyon"}, False),
+]
+
+
+def _semantic_benchmark() -> Benchmark:
+    questions = [
+        Question(
+            id=case.question_id, text=text, raw_answer="Paris", template_code=SEMANTIC_TEMPLATE
+        )
+        for case, text in zip(SEMANTIC_CASES, (TEXTS[0], TEXTS[2]), strict=True)
+    ]
+    return Benchmark(name="semantic-e2e", questions=questions)
+
+
+@pytest.mark.usefixtures("offline_embeddings")
+def test_semantic_match_uses_the_embedding_model_in_a_run(openai_server: OpenAIServer) -> None:
+    """The embedding check's model judges SemanticMatch fields; before, every such field
+    failed as a wrong answer (category content), the right one included."""
+    script(openai_server, SEMANTIC_CASES)
+    ids = [case.question_id for case in SEMANTIC_CASES]
+    results = run(_semantic_benchmark(), make_config(openai_server), CallLog(), question_ids=ids)
+    for case, result in zip(SEMANTIC_CASES, results, strict=True):
+        assert result.metadata.completed_without_errors is True
+        assert result.verify_result is case.passes
+
+
+def test_semantic_match_without_the_extra_is_an_error_naming_it(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_karenina.pipeline import embedding
+
+    def missing(name: str) -> object:
+        raise embedding.EmbeddingUnavailable("sentence-transformers is not installed")
+
+    monkeypatch.setattr(embedding, "_load", missing)
+    monkeypatch.setattr(embedding, "EMBEDDINGS", embedding.EmbeddingModels())
+    script(openai_server, SEMANTIC_CASES[:1])
+    results = run(
+        _semantic_benchmark(), make_config(openai_server), CallLog(), question_ids=["sem:paris"]
+    )
+    (result,) = results
+    assert result.metadata.completed_without_errors is False
+    assert result.verify_result is None
+    error = result.metadata.error or ""
+    assert "SemanticMatchUnavailable" in error and "pytest-karenina[embeddings]" in error

@@ -273,3 +273,37 @@ def test_autofail_forces_false_and_the_first_guard_wins() -> None:
     assert context.get_result_field(ArtifactKeys.VERIFY_RESULT) is False
     assert context.get_artifact(ArtifactKeys.FAILED_STAGE) == "GuardA"
     assert TooShortAutoFail("x").produces == []
+
+
+def test_custom_result_fields_reach_the_result_and_its_export() -> None:
+    """Seed 002: ``set_result_field`` values are included in the final result. Fields no
+    section takes land in ``custom_fields`` (JSON-native; ``repr`` of anything else)."""
+    from pytest_karenina.pipeline.stage_list import default_stages
+    from tests.pipeline.pipeline_helpers import ANSWER, CLASSIC
+    from tests.support.fake_llm import FakeLLM, fake_config, question, run_one
+
+    class OddValueStage(BaseVerificationStage):
+        @property
+        def name(self) -> str:
+            return "OddValue"
+
+        def execute(self, context: VerificationContext) -> None:
+            context.set_result_field("seen", {3})  # a set: exported as a list
+            context.set_result_field("stage", self)  # no JSON form: its repr
+
+    config = fake_config()
+    stages = default_stages(config)
+    stages[-1:-1] = [WordCountCheckStage(min_words=3), OddValueStage()]
+    fake = FakeLLM().answer(ANSWER).parse_as({"capital": "Paris"})
+
+    result = run_one(question(CLASSIC), config, fake, orchestrator=StageOrchestrator(stages))
+
+    assert result.template is not None
+    words = len(result.template.raw_llm_response.split())
+    expected = {
+        "word_count": words, "word_count_passed": True, "seen": [3], "stage": repr(stages[-2]),
+    }  # fmt: skip
+    assert result.custom_fields == expected
+    assert result.export_dict()["custom_fields"] == expected
+    plain = run_one(question(CLASSIC), config, fake)
+    assert plain.custom_fields is None and "custom_fields" not in plain.export_dict()

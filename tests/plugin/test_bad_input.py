@@ -138,8 +138,10 @@ def test_template_code_cannot_end_or_hang_the_run(
         "*ERROR*mq003*",
         "*verifying the answer (verify()) did not finish within 1s*",
         "*ERROR*mq004*",
-        "*the regex '(?m)^((*' did not finish within *s on * characters*",
     ])  # fmt: skip
+    # The regex gives up first and names itself; on a loaded machine the verify() limit may
+    # win the race. Either way the run goes on (with `re` it would hang, GIL held).
+    result.stdout.fnmatch_lines(["*ERROR at setup of question mq004*", "*did not finish within*"])
     data = json.loads(export.read_text())
     assert len(data["results"]) == 4
     assert data["metadata"]["job_summary"]["is_complete"] is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args, scripted
@@ -41,6 +43,7 @@ class WordCountCheckStage(BaseVerificationStage):
         passed = words >= self.min_words
         context.set_artifact("word_count", words)
         context.set_artifact("word_count_passed", passed)
+        context.set_result_field("word_count", words)
         if not passed:
             context.set_artifact(ArtifactKeys.VERIFY_RESULT, False)
             context.set_result_field(ArtifactKeys.VERIFY_RESULT, False)
@@ -66,11 +69,22 @@ def test_conftest_stage_runs_in_every_pipeline(
     scripted(openai_server)
     pytester.makeconftest(STAGES_CONFTEST)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+    export = pytester.path / "results.json"
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "-s",
+        f"--karenina-results={export}",
+    )  # fmt: skip
     # The raw response carries the 4-word "--- AI Message ---" header: mq001 (5 more words)
     # now fails, mq003 (6 more) still passes.
     result.assert_outcomes(passed=1, failed=3, skipped=1)
     assert "results observed: ['mq001', 'mq002', 'mq003', 'mq004']" in result.stdout.str()
+    # Seed 002: the stage's result field is in the result, the export and the explanation.
+    result.stdout.fnmatch_lines(["*question mq001*", "*word_count (custom stage): 9*"])
+    counts = {
+        r["metadata"]["question_id"].rsplit(":", 1)[-1]: r["custom_fields"]["word_count"]
+        for r in json.loads(export.read_text())["results"]
+    }
+    assert counts == {"mq001": 9, "mq002": 10, "mq003": 10, "mq004": 10}
 
 
 def test_invalid_stage_list_errors_each_item(

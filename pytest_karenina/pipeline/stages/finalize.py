@@ -6,7 +6,10 @@ It always runs, also after a fatal error, so every task yields a result.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
@@ -31,6 +34,21 @@ from pytest_karenina.results import (
 )
 
 _TEMPLATE_FIELDS = frozenset(VerificationResultTemplate.model_fields)
+_ROOT_FIELDS = frozenset({
+    ArtifactKeys.EVALUATION_INPUT, ArtifactKeys.USED_FULL_TRACE,
+    ArtifactKeys.TRACE_EXTRACTION_ERROR,
+})  # fmt: skip
+
+
+def custom_fields(fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Result fields no section takes (a custom stage's ``set_result_field``), JSON-native
+    (``repr`` for anything else); None when there are none."""
+    found = {
+        key: to_jsonable_python(value, fallback=repr)
+        for key, value in fields.items()
+        if key not in _TEMPLATE_FIELDS and key not in _ROOT_FIELDS
+    }
+    return found or None
 
 
 class FinalizeResultStage(BaseVerificationStage):
@@ -58,6 +76,7 @@ class FinalizeResultStage(BaseVerificationStage):
             evaluation_input=fields.get(ArtifactKeys.EVALUATION_INPUT),
             used_full_trace=fields.get(ArtifactKeys.USED_FULL_TRACE, True),
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
+            custom_fields=custom_fields(fields),
         )
         context.set_artifact(FINAL_RESULT, result)
 

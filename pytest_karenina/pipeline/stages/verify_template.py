@@ -16,6 +16,7 @@ from pytest_karenina.pipeline.stages.context_queries import (
 from pytest_karenina.templates import BaseAnswer, evaluate_fields, strategy_label
 from pytest_karenina.templates.composition import template_strategy
 from pytest_karenina.templates.extraction import parsed_gt_response, parsed_llm_response
+from pytest_karenina.templates.primitives import SemanticMatchUnavailable
 from pytest_karenina.templates.time_limit import time_limit
 
 logger = logging.getLogger("pytest_karenina.pipeline")
@@ -27,6 +28,8 @@ def _field_verdict(parsed: BaseAnswer) -> tuple[bool, str | None]:
         return True, None
     try:
         outcome = verify()
+    except SemanticMatchUnavailable:
+        raise  # no embedding model: the question cannot be judged here, not a wrong answer
     except Exception as exc:
         return False, f"Field verification failed: {type(exc).__name__}: {exc}"
     if not isinstance(outcome, bool):

@@ -112,6 +112,8 @@ def _notes(summary: ResultSummary) -> Iterator[str]:
         yield f"abstention: {_text(summary.abstention_reasoning)}"
     if summary.sufficiency_reasoning:
         yield f"sufficiency: {_text(summary.sufficiency_reasoning)}"
+    for name, value in summary.custom_fields.items():
+        yield f"{_text(name)} (custom stage): {_value(value)}"
     if summary.error:
         yield f'error: <span class="karenina-error">{_text(summary.error)}</span>'
 

@@ -65,6 +65,8 @@ class ResultSummary:
     raw_response: str | None = None
     """The answer as the judge saw it; None when the trace is left out of the report."""
     rubric: list[TraitCheck] = field(default_factory=list)
+    custom_fields: dict[str, Any] = field(default_factory=dict)
+    """What custom stages added to the result (``VerificationResult.custom_fields``)."""
 
     @property
     def rubric_gates(self) -> tuple[int, int]:
@@ -92,6 +94,7 @@ class ResultSummary:
             output_tokens=output_tokens,
             raw_response=(template.raw_llm_response if template else "") if include_trace else None,
             rubric=list(verdict.checks),
+            custom_fields=dict(result.custom_fields or {}),
         )
 
     def to_json(self) -> dict[str, Any]:
