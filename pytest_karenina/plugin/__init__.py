@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin import hookspecs
+from pytest_karenina.plugin import hookspecs, stage_import_paths
 from pytest_karenina.plugin.options import add_options
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 
@@ -45,6 +45,9 @@ def pytest_load_initial_conftests(
     args[:0] = missing
     resolved = dict.fromkeys(Path(p).resolve() for p in wanted)  # ordered, no duplicates
     early_config.stash[CHECKPOINTS_KEY] = tuple(resolved)
+    if resolved:  # before pytest imports the conftest files
+        stage_import_paths.install()
+        early_config.add_cleanup(stage_import_paths.uninstall)
 
 
 def pytest_configure(config: pytest.Config) -> None:

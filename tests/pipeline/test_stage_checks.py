@@ -247,3 +247,31 @@ def test_abstention_takes_priority_over_sufficiency() -> None:
     assert failure.category == "abstention"
     assert result.template is not None
     assert result.template.sufficiency_detected is None
+
+
+NO_SCHEMA = """class Blob:
+    pass
+
+
+class Answer(BaseAnswer):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    capital: str = Field(description="The capital city named in the response")
+    blob: Blob | None = None
+
+    def verify(self) -> bool:
+        return self.capital == "Paris"
+"""
+
+
+def test_sufficiency_without_a_template_schema_is_not_performed_not_fatal() -> None:
+    """Seed 000: the check is non-fatal. A template whose schema cannot be built skips it
+    with a warning; it used to be the item's error."""
+    config = fake_config(sufficiency_enabled=True)
+    fake = FakeLLM().answer(ANSWER).sufficiency(True).parse_as(PARIS)
+    result = run_one(question("from pydantic import ConfigDict\n" + NO_SCHEMA), config, fake)
+    template = result.template
+    assert template is not None
+    assert (template.sufficiency_check_performed, template.sufficiency_detected) == (False, True)
+    assert fake.count("sufficiency_check") == 0
+    assert any("sufficiency check not performed" in w for w in result.metadata.warnings)
+    assert "SufficiencyCheck" not in (result.metadata.error or "")

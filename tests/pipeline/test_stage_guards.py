@@ -15,7 +15,7 @@ from pytest_karenina.llm.ports import Usage
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stages.generate_answer import CACHED_ANSWER
-from tests.pipeline.pipeline_helpers import CLASSIC, recording_orchestrator
+from tests.pipeline.pipeline_helpers import ANSWER, CLASSIC, recording_orchestrator
 from tests.support.fake_llm import FakeInterface, FakeLLM, fake_config, question, run_one
 
 CHECKS: dict[str, Any] = {"abstention_enabled": True, "sufficiency_enabled": True}
@@ -158,3 +158,27 @@ def test_non_agent_traces_are_not_validated(interface: FakeInterface) -> None:
     assert fake.count("parsing") == 1
     assert result.verify_result is True
     assert result.metadata.failure is None
+
+
+def test_trace_validation_writes_the_seeds_artifacts() -> None:
+    """Seed 000 stage 4: ``mcp_enabled``, ``trace_validation_failed`` and
+    ``trace_validation_error`` are there for later stages."""
+    contexts: list[VerificationContext] = []
+
+    def agent(context: VerificationContext) -> None:
+        with_mcp_tools(context)
+        contexts.append(context)
+
+    config = fake_config()
+    fake = FakeLLM().parse_as(PARIS)
+    run_one(question(CLASSIC), config, fake, cached_answer=cached_answer(TOOL_LAST), prepare=agent)
+    run_one(question(CLASSIC), config, fake.answer(ANSWER), prepare=contexts.append)
+
+    keys = (
+        ArtifactKeys.MCP_ENABLED,
+        ArtifactKeys.TRACE_VALIDATION_FAILED,
+        ArtifactKeys.TRACE_VALIDATION_ERROR,
+    )
+    failed, plain = ([context.get_artifact(key) for key in keys] for context in contexts)
+    assert failed == [True, True, "Last message in trace is not an AI message"]
+    assert plain == [False, None, None]

@@ -18,6 +18,7 @@ from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import (
     AgenticRubricTrait,
+    CallableTrait,
     LLMRubricTrait,
     MetricRubricTrait,
     RegexTrait,
@@ -294,3 +295,58 @@ def test_rubric_evaluation_runs_after_a_failed_template_verdict() -> None:
     assert result.verify_result is False
     assert result.rubric is not None
     assert result.rubric.regex_trait_scores == {"MentionsParis": False}
+
+
+def test_a_stage_after_rubric_evaluation_reads_the_seeds_rubric_keys() -> None:
+    """Seed 002's VERIFY_RUBRIC, LLM_TRAIT_LABELS and METRIC_TRAIT_METRICS are written."""
+    from pytest_karenina.pipeline import ArtifactKeys, BaseVerificationStage, StageOrchestrator
+    from pytest_karenina.pipeline.stage_list import default_stages
+
+    seen: dict[str, Any] = {}
+
+    class RubricReader(BaseVerificationStage):
+        @property
+        def name(self) -> str:
+            return "RubricReader"
+
+        @property
+        def requires(self) -> list[str]:
+            return [ArtifactKeys.VERIFY_RUBRIC]
+
+        def execute(self, context: VerificationContext) -> None:
+            for key in (
+                ArtifactKeys.VERIFY_RUBRIC,
+                ArtifactKeys.LLM_TRAIT_LABELS,
+                ArtifactKeys.METRIC_TRAIT_METRICS,
+            ):
+                seen[key] = context.get_artifact(key)
+
+    fake = FakeLLM().answer("Paris and Marseille are in France.")
+    replies = {
+        "TraitScoresReply": {"scores": {"Clarity": 4}},
+        "LiteralBatchReply": {"classifications": [{"trait_name": "Tone", "class_name": "formal"}]},
+        "ConfusionReply": {"tp": ["Paris"], "fn": ["Lyon"], "fp": []},
+    }
+    fake.on("rubric_evaluation", reply=schema_reply(replies))
+    config = rubric_only()
+    stages = default_stages(config, rubric=True)
+    stages[-1:-1] = [RubricReader()]
+
+    run_one(
+        ask([CLARITY, TONE, CITIES, MENTIONS_PARIS]), config, fake,
+        orchestrator=StageOrchestrator(stages),
+    )  # fmt: skip
+
+    assert seen[ArtifactKeys.VERIFY_RUBRIC] == {"Clarity": 4, "Tone": 0, "MentionsParis": True}
+    assert seen[ArtifactKeys.LLM_TRAIT_LABELS] == {"Tone": "formal"}
+    assert seen[ArtifactKeys.METRIC_TRAIT_METRICS]["Cities"] == pytest.approx(
+        {"precision": 1.0, "recall": 0.5, "f1": 2 / 3}
+    )
+
+
+def test_a_rubric_without_any_value_was_still_evaluated() -> None:
+    """Seed 001: ``rubric_evaluation_performed`` says the evaluation ran, values or not."""
+    fake = FakeLLM().answer(ANSWER)
+    result = run([CallableTrait(name="Broken", kind="boolean")], fake)
+    assert result.rubric is not None and result.rubric.trait_errors
+    assert result.rubric.rubric_evaluation_performed is True

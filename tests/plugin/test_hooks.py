@@ -190,3 +190,25 @@ def test_each_pipelines_log_records_land_under_its_own_item(
     result.stdout.fnmatch_lines(
         [f"*LOG mq00{i}: urn:karenina:test:mq00{i}" for i in range(1, 5)] + ["LOG mq005: "]
     )
+
+
+def test_a_conftest_written_against_kareninas_stage_api_runs_unchanged(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """Seed 002's import paths resolve while the run is configured, and leave with it."""
+    import sys
+
+    scripted(openai_server)
+    karenina_paths = STAGES_CONFTEST.replace(
+        "from pytest_karenina.pipeline import ArtifactKeys, BaseVerificationStage, "
+        "VerificationContext",
+        "from karenina.benchmark.verification.stages.core.base import (\n"
+        "    ArtifactKeys, BaseVerificationStage, VerificationContext,\n)\n"
+        "from karenina.benchmark.verification.stages.core.orchestrator import StageOrchestrator",
+    )
+    assert "core.base import" in karenina_paths
+    pytester.makeconftest(karenina_paths)
+    path = copy_checkpoint(pytester)
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+    result.assert_outcomes(passed=1, failed=3, skipped=1)  # the stage ran, as above
+    assert not any(name.startswith("karenina") for name in sys.modules)

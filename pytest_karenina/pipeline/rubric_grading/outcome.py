@@ -40,14 +40,11 @@ class RubricOutcome:
         self.usage = self.usage + usage
         self.calls += 1
 
-    @property
-    def has_values(self) -> bool:
-        return any((self.llm_scores, self.regex_scores, self.callable_scores, self.metric_scores))
-
     def to_result(self, strategy: str | None) -> VerificationResultRubric:
-        """The result section; empty dicts become None, as in Karenina."""
+        """The result section; empty dicts become None, as in Karenina. The evaluation was
+        performed (seed 001) even when no trait yielded a value."""
         return VerificationResultRubric(
-            rubric_evaluation_performed=self.has_values,
+            rubric_evaluation_performed=True,
             rubric_evaluation_strategy=strategy,
             llm_trait_scores=self.llm_scores or None,
             llm_trait_labels=self.llm_labels or None,

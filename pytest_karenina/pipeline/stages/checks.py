@@ -114,7 +114,13 @@ class SufficiencyCheckStage(BaseCheckStage):
         text = _judge_input(context)
         if text is None:
             return True, False, None, None
-        schema = context.get_artifact(ArtifactKeys.RAW_ANSWER).model_json_schema()
+        try:
+            schema = context.get_artifact(ArtifactKeys.RAW_ANSWER).model_json_schema()
+        except Exception as exc:  # the check is optional (seed 000): never fatal
+            note = f"sufficiency check not performed: the template has no JSON schema ({exc})"
+            logger.warning("%s: %s", context.question_id, note)
+            context.warnings.append(note)
+            return True, False, None, None
         messages = sufficiency_messages(
             context.question_text,
             text,

@@ -38,15 +38,18 @@ class TraceValidationAutoFailStage(BaseAutoFailStage):
         if not context.has_artifact(ArtifactKeys.RAW_LLM_RESPONSE):
             return False
         model = context.answering_model
+        context.set_artifact(ArtifactKeys.MCP_ENABLED, bool(model.mcp_urls_dict))
         if not model.mcp_urls_dict or model.interface == "manual":
             return False
         try:
             final_ai_message(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE))
         except TraceError as exc:
             context.set_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED, True)
+            context.set_artifact(ArtifactKeys.TRACE_VALIDATION_ERROR, str(exc))
             context.set_artifact_and_result(ArtifactKeys.TRACE_EXTRACTION_ERROR, str(exc))
             return super().should_run(context)
         context.set_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED, False)
+        context.set_artifact(ArtifactKeys.TRACE_VALIDATION_ERROR, None)
         return False
 
     def _get_autofail_reason(self, context: VerificationContext) -> str:

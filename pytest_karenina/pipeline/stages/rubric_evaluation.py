@@ -57,7 +57,10 @@ class RubricEvaluationStage(BaseVerificationStage):
 
     @property
     def produces(self) -> list[str]:
-        return [ArtifactKeys.RUBRIC_RESULT]
+        return [
+            ArtifactKeys.RUBRIC_RESULT, ArtifactKeys.VERIFY_RUBRIC,
+            ArtifactKeys.LLM_TRAIT_LABELS, ArtifactKeys.METRIC_TRAIT_METRICS,
+        ]  # fmt: skip
 
     def should_run(self, context: VerificationContext) -> bool:
         if not super().should_run(context) or not has_traits(
@@ -100,6 +103,11 @@ class RubricEvaluationStage(BaseVerificationStage):
                 "(reasons in rubric.trait_errors)"
             )
         context.set_artifact(ArtifactKeys.RUBRIC_RESULT, outcome.to_result(strategy))
+        # Seed 002's rubric keys, for custom stages placed after this one.
+        scores = {**outcome.llm_scores, **outcome.regex_scores, **outcome.callable_scores}
+        context.set_artifact(ArtifactKeys.VERIFY_RUBRIC, scores)
+        context.set_artifact(ArtifactKeys.LLM_TRAIT_LABELS, dict(outcome.llm_labels))
+        context.set_artifact(ArtifactKeys.METRIC_TRAIT_METRICS, dict(outcome.metric_scores))
 
     def _score(
         self,
