@@ -1,0 +1,82 @@
+"""Deep judgment's own CPU, engine only (run by hand; figures in docs/performance.md).
+
+    python benchmarks/bench_deep_judgment.py [--repeat 2000]
+
+Quote validation: a 20 KB response, 3 attributes x 3 excerpts, checked against the response
+the way a deep-judgment parse does it (the response prepared once, every quote matched).
+Three replies: every quote verbatim (the usual case), every quote with one character
+changed (the fuzzy path), and every quote invented (rejected after the fuzzy search).
+Prints the median time per reply; the target is under 1 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
+
+WORDS = (
+    "the protein binds receptor signalling pathway cells tumour apoptosis expression gene "
+    "regulation mitochondria membrane kinase inhibitor response patient clinical trial dose"
+).split()
+ATTRIBUTES = ["gene", "function", "pathway"]
+
+
+def response_text(size: int, rng: random.Random) -> str:
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < size:
+        words.append(rng.choice(WORDS))
+        if rng.random() < 0.08:
+            words[-1] += "."
+    return " ".join(words)
+
+
+def quotes(text: str, rng: random.Random, change: str) -> dict[str, Any]:
+    reply: dict[str, Any] = {}
+    for attribute in ATTRIBUTES:
+        entries = []
+        for _ in range(3):
+            start = rng.randrange(0, len(text) - 80)
+            quote = text[start : start + rng.randrange(30, 80)]
+            if change == "one character":
+                at = rng.randrange(len(quote))
+                quote = quote[:at] + "x" + quote[at + 1 :]
+            elif change == "invented":
+                quote = " ".join(rng.choice(WORDS) for _ in range(8)) + " zebra"
+            entries.append({"text": quote, "confidence": "high"})
+        reply[attribute] = entries
+    return reply
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=2000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    text = response_text(20_000, rng)
+    for change in ("verbatim", "one character", "invented"):
+        reply = quotes(text, rng, change)
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            check = check_excerpts(
+                reply, ATTRIBUTES, ResponseText(text), threshold=0.8, max_per_attribute=3
+            )
+            times.append(time.perf_counter() - start)
+        kept = sum(len(v) for v in check.accepted.values())
+        print(
+            f"{change:>13}: {statistics.median(times) * 1e3:.3f} ms per reply "
+            f"({len(text)} chars, 9 quotes, {kept} accepted)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Deep judgment: every extracted attribute backed by a verbatim quote of the response."""
