@@ -9,15 +9,23 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.llm.ports import ChatMessage, ChatResponse, LLMCallError, Usage
+from pytest_karenina.llm.ports import (
+    ChatMessage,
+    ChatResponse,
+    LLMCallError,
+    StructuredResponse,
+    Usage,
+)
 from pytest_karenina.pipeline.deep_judgment.template import (
     DeepJudgmentCalls,
     ExcerptSettings,
+    deep_parse,
     excerpt_attributes,
     gather_excerpts,
     reason,
 )
 from pytest_karenina.templates import compile_template
+from pytest_karenina.templates.extraction import relaxed_class
 
 QUESTION = "When was the first moon landing and who commanded the mission?"
 RESPONSE = (
@@ -33,6 +41,14 @@ class ScriptedJudge:
     def __init__(self, *replies: Any) -> None:
         self.replies = list(replies)
         self.requests: list[tuple[str, list[ChatMessage]]] = []
+
+    def parse(
+        self, messages: Sequence[ChatMessage], schema: type[Any], *, call_kind: str
+    ) -> StructuredResponse[Any]:
+        self.requests.append((call_kind, list(messages)))
+        data = self.replies.pop(0)
+        value = schema.model_validate(data)
+        return StructuredResponse(value, json.dumps(data), Usage(input_tokens=7, output_tokens=3))
 
     def chat(self, messages: Sequence[ChatMessage], *, call_kind: str) -> ChatResponse:
         self.requests.append((call_kind, list(messages)))
@@ -137,3 +153,62 @@ def test_reasoning_from_excerpts_and_from_the_response() -> None:
     found, warnings = reason(judge, QUESTION, ATTRIBUTES, calls, response=RESPONSE)
     assert found == {} and "not a JSON object" in warnings[0]
     assert calls.count == 3 and calls.usage["deep_judgment_reasoning"].input_tokens == 30
+
+
+MOON = """
+class Answer(BaseAnswer):
+    year: int = Field(description="The year of the landing")
+    commander: str = Field(description="Who commanded the mission")
+
+    def model_post_init(self, __context):
+        self.correct = {"year": 1969, "commander": "Neil Armstrong"}
+
+    def verify(self) -> bool:
+        return self.year == self.correct["year"]
+"""
+
+
+def test_a_full_deep_parse_quotes_reasons_then_parses_from_the_reasoning() -> None:
+    answer = compile_template(MOON)
+    judge = ScriptedJudge(
+        {"year": [_quote("July 20, 1969")], "commander": [_quote("Neil Armstrong")]},
+        {"year": "Dated July 20, 1969.", "commander": "Armstrong commanded."},
+        {"year": 1969, "commander": "Neil Armstrong"},
+    )
+
+    outcome = deep_parse(
+        judge, judge, QUESTION, RESPONSE, answer, relaxed_class(answer),
+        mode="full", settings=ExcerptSettings(),
+    )  # fmt: skip
+
+    assert [kind for kind, _ in judge.requests] == [
+        "deep_judgment_excerpts", "deep_judgment_reasoning", "parsing",
+    ]  # fmt: skip
+    assert outcome.reply.model_dump()["year"] == 1969
+    section = outcome.section_fields()
+    assert section["deep_judgment_stages_completed"] == ["excerpts", "reasoning", "parameters"]
+    assert section["deep_judgment_model_calls"] == 3
+    assert section["attributes_without_excerpts"] == []
+    assert section["extracted_excerpts"]["year"] == [
+        {"text": "July 20, 1969", "confidence": "high", "similarity_score": 1.0}
+    ]
+    final = judge.requests[2][1][1].content
+    assert "Reasoning Traces" in final and "- year: Dated July 20, 1969." in final
+    assert RESPONSE not in final  # the parse reads the reasoning, not the response
+    assert outcome.calls.usage["parsing"] == Usage(input_tokens=7, output_tokens=3)
+
+
+def test_reasoning_only_makes_two_calls_and_quotes_nothing() -> None:
+    answer = compile_template(MOON)
+    judge = ScriptedJudge(
+        {"year": "1969.", "commander": "Neil Armstrong."},
+        {"year": 1969, "commander": "Neil Armstrong"},
+    )
+    outcome = deep_parse(
+        judge, judge, QUESTION, RESPONSE, answer, relaxed_class(answer),
+        mode="reasoning_only", settings=ExcerptSettings(),
+    )  # fmt: skip
+    section = outcome.section_fields()
+    assert section["deep_judgment_stages_completed"] == ["reasoning", "parameters"]
+    assert section["deep_judgment_model_calls"] == 2
+    assert section["extracted_excerpts"] == {} and section["attributes_without_excerpts"] == []

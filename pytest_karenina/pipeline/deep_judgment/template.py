@@ -9,22 +9,25 @@ per attribute. Each call is counted, and its usage kept under the seed's usage k
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_karenina.llm.json_extract import JsonExtractionError, extract_json
-from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
+from pytest_karenina.llm.ports import ChatPort, LLMCallError, StructuredPort, Usage
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
     ExcerptCheck,
     ResponseText,
     check_excerpts,
 )
 from pytest_karenina.prompts.deep_judgment import (
+    EXCERPT_TASK,
     REASONING_ONLY_TASK,
     REASONING_TASK,
     excerpt_messages,
     excerpt_retry,
+    final_parse_messages,
     reasoning_messages,
     reasoning_only_messages,
 )
@@ -163,3 +166,101 @@ def reason(
         if value is not None:
             found[name] = str(value)
     return found, []
+
+
+@dataclass
+class TemplateDeepJudgment:
+    """One template deep-judgment parse: the reply to the final parse and what the
+    ``deep_judgment`` result section records."""
+
+    mode: str
+    reply: Any = None
+    extracted_excerpts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    attribute_reasoning: dict[str, str] = field(default_factory=dict)
+    stages_completed: list[str] = field(default_factory=list)
+    retries: int = 0
+    missing: list[str] = field(default_factory=list)
+    rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    calls: DeepJudgmentCalls = field(default_factory=DeepJudgmentCalls)
+
+    def section_fields(self) -> dict[str, Any]:
+        """The fields of ``VerificationResultDeepJudgment`` (search is not built yet)."""
+        return {
+            "deep_judgment_mode": self.mode,
+            "deep_judgment_enabled": True,
+            "deep_judgment_performed": True,
+            "extracted_excerpts": self.extracted_excerpts,
+            "attribute_reasoning": self.attribute_reasoning,
+            "deep_judgment_stages_completed": list(self.stages_completed),
+            "deep_judgment_model_calls": self.calls.count,
+            "deep_judgment_excerpt_retry_count": self.retries,
+            "attributes_without_excerpts": list(self.missing),
+            "deep_judgment_search_enabled": False,
+            "hallucination_risk_assessment": None,
+        }
+
+
+def deep_parse(
+    judge: ChatPort,
+    parser: StructuredPort,
+    question: str,
+    response: str,
+    answer_class: type[BaseAnswer],
+    extraction_class: type[BaseAnswer],
+    *,
+    mode: str,
+    settings: ExcerptSettings,
+    extraction_hints: Mapping[str, str] | None = None,
+    instructions: Mapping[str, str | None] | None = None,
+) -> TemplateDeepJudgment:
+    """Parse ``response`` into ``extraction_class`` through deep judgment.
+
+    ``full``: excerpts (checked, retried), reasoning from them, then the parse from the
+    reasoning. ``reasoning_only``: reasoning from the response, then the parse.
+    ``instructions`` maps task ids (``dj_template_*``, ``parsing``) to PromptConfig text.
+    The final parse uses ``extraction_class`` (the relaxed class of classic parsing), with
+    usage under ``parsing``. A failing call raises :class:`LLMCallError`.
+    """
+    told = instructions or {}
+    attributes = excerpt_attributes(answer_class)
+    outcome = TemplateDeepJudgment(mode=mode)
+    if mode == "full":
+        gathered = gather_excerpts(
+            judge, question, response, attributes, settings, outcome.calls,
+            extraction_hints=extraction_hints, instructions=told.get(EXCERPT_TASK),
+        )  # fmt: skip
+        check = gathered.check
+        outcome.stages_completed.append("excerpts")
+        outcome.retries = gathered.retries
+        outcome.missing = list(check.missing)
+        outcome.extracted_excerpts = {
+            name: [excerpt.to_result() for excerpt in excerpts]
+            for name, excerpts in check.accepted.items()
+        }
+        outcome.rejected = {
+            name: [excerpt.to_result() for excerpt in excerpts]
+            for name, excerpts in check.rejected.items()
+        }
+        reasoning, warnings = reason(
+            judge, question, attributes, outcome.calls,
+            excerpts=outcome.extracted_excerpts, instructions=told.get(REASONING_TASK),
+        )  # fmt: skip
+    else:
+        reasoning, warnings = reason(
+            judge, question, attributes, outcome.calls,
+            response=response, instructions=told.get(REASONING_ONLY_TASK),
+        )  # fmt: skip
+    outcome.attribute_reasoning = reasoning
+    outcome.warnings.extend(warnings)
+    outcome.stages_completed.append("reasoning")
+    messages = final_parse_messages(
+        question, reasoning or {name: "(no reasoning)" for name in attributes},
+        json.dumps(judge_schema(answer_class), indent=2),
+        extraction_hints=extraction_hints, instructions=told.get("parsing"),
+    )  # fmt: skip
+    reply = parser.parse(messages, extraction_class, call_kind="parsing")
+    outcome.calls.add("parsing", reply.usage)
+    outcome.reply = reply.value
+    outcome.stages_completed.append("parameters")
+    return outcome
