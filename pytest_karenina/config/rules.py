@@ -191,13 +191,13 @@ def _agentic_violations(config: VerificationConfig) -> Iterator[str]:
 def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]:
     """Every setting that would switch on a feature pytest-karenina cannot run yet."""
     found: list[UnsupportedFeature] = []
-    if config.deep_judgment_mode != "disabled":
+    if config.deep_judgment_search_enabled:
         found.append(
             UnsupportedFeature(
-                "deep_judgment_mode",
-                config.deep_judgment_mode,
-                "template deep judgment",
-                "set it to 'disabled'",
+                "deep_judgment_search_enabled",
+                True,
+                "search-enhanced deep judgment",
+                "set it to false",
             )
         )
     if config.deep_judgment_rubric_mode != "disabled":

@@ -124,12 +124,13 @@ class VerificationConfig(BaseModel):
     answerer_concurrency_limits: PositiveInt | dict[str, PositiveInt] | None = None
     """Concurrent tasks per answering model: one cap for all, or per ``ModelConfig.id``."""
     deep_judgment_mode: Literal["disabled", "reasoning_only", "full"] = "disabled"
-    """Template deep judgment (not supported yet)."""
+    """Template deep judgment: ``full`` quotes evidence per attribute, reasons from it and parses
+    from the reasoning; ``reasoning_only`` reasons from the response (docs/deep-judgment.md)."""
     deep_judgment_max_excerpts_per_attribute: int = 3
     deep_judgment_fuzzy_match_threshold: float = 0.8
     deep_judgment_excerpt_retry_attempts: int = 2
     deep_judgment_search_enabled: bool = False
-    """Check excerpts against web search (needs ``full`` deep judgment)."""
+    """Check excerpts against web search (needs ``full`` deep judgment; not supported yet)."""
     deep_judgment_search_tool: SearchTool = "tavily"
     """``"tavily"`` or a callable ``(query or queries) -> result(s)``."""
     deep_judgment_rubric_max_excerpts_default: int = 7

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stages.checks import AbstentionCheckStage, SufficiencyCheckStage
+from pytest_karenina.pipeline.stages.deep_judgment_autofail import DeepJudgmentAutoFailStage
 from pytest_karenina.pipeline.stages.embedding_check import EmbeddingCheckStage
 from pytest_karenina.pipeline.stages.finalize import FinalizeResultStage
 from pytest_karenina.pipeline.stages.generate_answer import GenerateAnswerStage
@@ -37,7 +38,8 @@ def default_stages(
     Template modes: ValidateTemplate, GenerateAnswer, the two guards, the
     enabled checks (abstention; sufficiency, template modes only), ParseTemplate,
     VerifyTemplate, EmbeddingCheck (always included; it acts only when enabled
-    and verification failed), RubricEvaluation (rubric modes), FinalizeResult.
+    and verification failed), DeepJudgmentAutoFail (template deep judgment on),
+    RubricEvaluation (rubric modes), FinalizeResult.
     ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation and
     FinalizeResult. RubricEvaluation is included, as in the seed, only when a rubric
     with traits is configured: ``rubric`` (a ``Rubric``, or a bool saying whether there
@@ -61,6 +63,8 @@ def default_stages(
         stages.append(SufficiencyCheckStage())
     if template:
         stages += [ParseTemplateStage(), VerifyTemplateStage(), EmbeddingCheckStage()]
+    if template and config is not None and config.deep_judgment_mode != "disabled":
+        stages.append(DeepJudgmentAutoFailStage())
     if mode != "template_only" and has_rubric:
         stages.append(RubricEvaluationStage())
     stages.append(FinalizeResultStage())

@@ -108,12 +108,12 @@ def test_dump_written_as_a_preset_loads_back(tmp_path: Path) -> None:
 
 def test_deep_judgment_preset_fails_with_a_clear_config_error(tmp_path: Path) -> None:
     document = preset()
-    document["config"]["deep_judgment_mode"] = "full"
+    document["config"]["deep_judgment_rubric_mode"] = "enable_all"
     path = write(tmp_path, document)
     with pytest.raises(ConfigError) as caught:
         load_preset(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: config.deep_judgment_mode='full'")
+    assert message.startswith(f"{path}: config.deep_judgment_rubric_mode='enable_all'")
     assert "is not supported yet by pytest-karenina" in message
     assert caught.value.source == str(path)
 

@@ -49,6 +49,8 @@ CALL_KINDS = (
     "embedding_check",
     "rubric_evaluation",
     "rubric_presence_check",
+    "deep_judgment_excerpts",
+    "deep_judgment_reasoning",
 )
 """The ``call_kind`` values the built-in stages use."""
 

@@ -35,6 +35,8 @@ from pytest_karenina.templates import BaseAnswer, judge_schema
 
 NOT_ATTRIBUTES = frozenset({"id", "correct", "regex"})
 """Template names that are never attributes (trace fields are not in the judge schema)."""
+DEEP_JUDGMENT = "deep_judgment_outcome"
+"""Artifact: the item's :class:`TemplateDeepJudgment`, when ParseTemplate ran it."""
 EXCERPT_USAGE = "deep_judgment_excerpts"
 REASONING_USAGE = "deep_judgment_reasoning"
 

@@ -13,6 +13,7 @@ from pydantic_core import to_jsonable_python
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.deep_judgment.template import DEEP_JUDGMENT, TemplateDeepJudgment
 from pytest_karenina.pipeline.retries import (
     ERROR_CATEGORY,
     REPLAY_MISS,
@@ -25,6 +26,7 @@ from pytest_karenina.pipeline.stages.context_queries import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
 from pytest_karenina.results import (
     VerificationResult,
+    VerificationResultDeepJudgment,
     VerificationResultMetadata,
     VerificationResultTemplate,
     cap_warnings,
@@ -77,6 +79,7 @@ class FinalizeResultStage(BaseVerificationStage):
             used_full_trace=fields.get(ArtifactKeys.USED_FULL_TRACE, True),
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
             custom_fields=custom_fields(fields),
+            deep_judgment=_deep_judgment_section(context),
         )
         context.set_artifact(FINAL_RESULT, result)
 
@@ -144,3 +147,16 @@ class FinalizeResultStage(BaseVerificationStage):
             few_shot_example_count=len(few_shot),
             evaluation_mode=config_value(context, "evaluation_mode", None),
         )
+
+
+def _deep_judgment_section(context: VerificationContext) -> VerificationResultDeepJudgment | None:
+    """Whenever template deep judgment is on (template modes), also when parsing never ran."""
+    mode = str(config_value(context, "deep_judgment_mode", "disabled") or "disabled")
+    if mode == "disabled" or config_value(context, "evaluation_mode", None) == "rubric_only":
+        return None
+    outcome = context.get_artifact(DEEP_JUDGMENT)
+    if isinstance(outcome, TemplateDeepJudgment):
+        return VerificationResultDeepJudgment(**outcome.section_fields())
+    return VerificationResultDeepJudgment(
+        deep_judgment_mode=mode, deep_judgment_enabled=True, deep_judgment_performed=False
+    )

@@ -7,6 +7,11 @@ from typing import Any
 from pytest_karenina.llm.ports import LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.deep_judgment.template import (
+    DEEP_JUDGMENT,
+    ExcerptSettings,
+    deep_parse,
+)
 from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import (
@@ -20,6 +25,7 @@ from pytest_karenina.pipeline.stages.context_queries import (
     template_seconds,
 )
 from pytest_karenina.prompts import parsing_messages
+from pytest_karenina.prompts.deep_judgment import EXCERPT_TASK, REASONING_ONLY_TASK, REASONING_TASK
 from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
 from pytest_karenina.templates.extraction import relaxed_class, strict_rebuild
 from pytest_karenina.templates.time_limit import time_limit
@@ -72,6 +78,10 @@ class ParseTemplateStage(BaseVerificationStage):
         context.set_artifact_and_result(ArtifactKeys.USED_FULL_TRACE, used_full)
         context.set_artifact_and_result(ArtifactKeys.EVALUATION_INPUT, text if used_full else None)
         raw_class = context.get_artifact(ArtifactKeys.RAW_ANSWER)
+        dj_mode = str(config_value(context, "deep_judgment_mode", "disabled") or "disabled")
+        if dj_mode != "disabled":
+            self._deep_parse(context, cls, raw_class, text, dj_mode)
+            return
         messages = parsing_messages(
             context.question_text,
             text,
@@ -82,16 +92,57 @@ class ParseTemplateStage(BaseVerificationStage):
         try:
             reply = context.judge_llm.parse(messages, relaxed_class(raw_class), call_kind="parsing")
         except LLMCallError as exc:
-            note_llm_failure(context, exc)
-            context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
-            context.set_artifact_and_result(
-                ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
-            )
-            context.mark_error(f"Parsing failed: {exc.reason}", self.name)
+            self._failed(context, exc)
             return
         context.usage_tracker().record("parsing", reply.usage, judge_label(context))
         with time_limit(template_seconds(context), "building the answer (ground truth)"):
             parsed: BaseAnswer = strict_rebuild(cls, reply.value.model_dump())
+        context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
+        context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+
+    def _failed(self, context: VerificationContext, exc: LLMCallError) -> None:
+        """A parse that failed for good: a fatal error of the item, the raw reply kept."""
+        note_llm_failure(context, exc)
+        context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
+        context.set_artifact_and_result(
+            ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
+        )
+        context.mark_error(f"Parsing failed: {exc.reason}", self.name)
+
+    def _deep_parse(
+        self,
+        context: VerificationContext,
+        cls: type[BaseAnswer],
+        raw_class: type[BaseAnswer],
+        text: str,
+        mode: str,
+    ) -> None:
+        """Template deep judgment in place of the single parsing call."""
+        judge, chat = context.judge_llm, context.judge_chat
+        if judge is None or chat is None:
+            raise RuntimeError("deep judgment needs a parsing model")
+        settings = ExcerptSettings(
+            max_excerpts=int(config_value(context, "deep_judgment_max_excerpts_per_attribute", 3)),
+            threshold=float(config_value(context, "deep_judgment_fuzzy_match_threshold", 0.8)),
+            retry_attempts=int(config_value(context, "deep_judgment_excerpt_retry_attempts", 2)),
+        )
+        tasks = (EXCERPT_TASK, REASONING_TASK, REASONING_ONLY_TASK, "parsing")
+        try:
+            outcome = deep_parse(
+                chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
+                mode=mode, settings=settings,
+                extraction_hints=_hints(raw_class) if _hints_enabled(context) else None,
+                instructions={task: prompt_instructions(context, task) for task in tasks},
+            )  # fmt: skip
+        except LLMCallError as exc:
+            self._failed(context, exc)
+            return
+        for key, usage in outcome.calls.usage.items():
+            context.usage_tracker().record(key, usage, judge_label(context))
+        context.warnings.extend(outcome.warnings)
+        context.set_artifact(DEEP_JUDGMENT, outcome)
+        with time_limit(template_seconds(context), "building the answer (ground truth)"):
+            parsed: BaseAnswer = strict_rebuild(cls, outcome.reply.model_dump())
         context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
         context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
 

@@ -1,0 +1,97 @@
+"""Template deep judgment through the pipeline: ParseTemplate's deep path, stage 10
+(DeepJudgmentAutoFail) and the ``deep_judgment`` result section (seed 000 sections 7 and 10,
+seed 001)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_karenina.pipeline.stage_list import default_stages
+from tests.pipeline.pipeline_helpers import ANSWER, CLASSIC
+from tests.support.fake_llm import FakeLLM, fake_config, question, run_one
+
+PARIS = {"capital": "Paris"}
+QUOTED = {"capital": [{"text": "capital of France is Paris", "confidence": "high"}]}
+INVENTED = {"capital": [{"text": "Paris has been the capital since 987", "confidence": "high"}]}
+REASONED = {"capital": "The response names Paris as the capital."}
+
+
+def _judge(*excerpt_replies: dict[str, Any]) -> FakeLLM:
+    fake = FakeLLM().answer(ANSWER)
+    for reply in excerpt_replies:
+        fake.on("deep_judgment_excerpts", reply=json.dumps(reply), times=1)
+    return fake.on("deep_judgment_reasoning", reply=json.dumps(REASONED)).parse_as(PARIS)
+
+
+def test_grounded_attributes_pass_and_the_section_records_every_step() -> None:
+    config = fake_config(deep_judgment_mode="full")
+    fake = _judge(QUOTED)
+
+    result = run_one(question(CLASSIC), config, fake)
+
+    assert result.verify_result is True and result.metadata.failure is None
+    section = result.deep_judgment
+    assert section is not None and section.deep_judgment_performed
+    assert section.deep_judgment_mode == "full" and section.deep_judgment_enabled
+    assert section.deep_judgment_stages_completed == ["excerpts", "reasoning", "parameters"]
+    assert section.deep_judgment_model_calls == 3
+    assert section.attributes_without_excerpts == []
+    assert section.attribute_reasoning == REASONED
+    usage = (result.template.usage_metadata or {}) if result.template else {}
+    assert {"deep_judgment_excerpts", "deep_judgment_reasoning", "parsing"} <= set(usage)
+
+
+def test_an_attribute_without_a_quote_fails_the_answer_at_stage_10() -> None:
+    config = fake_config(deep_judgment_mode="full", deep_judgment_excerpt_retry_attempts=1)
+    fake = _judge(INVENTED, INVENTED)
+
+    result = run_one(question(CLASSIC), config, fake)
+
+    assert fake.count("deep_judgment_excerpts") == 2  # one retry
+    assert result.verify_result is False
+    failure = result.metadata.failure
+    assert failure is not None and (failure.category, failure.stage) == (
+        "deep_judgment",
+        "DeepJudgmentAutoFail",
+    )
+    section = result.deep_judgment
+    assert section is not None and section.attributes_without_excerpts == ["capital"]
+    assert section.deep_judgment_excerpt_retry_count == 1
+
+
+def test_reasoning_only_never_auto_fails() -> None:
+    config = fake_config(deep_judgment_mode="reasoning_only")
+    fake = FakeLLM().answer(ANSWER)
+    fake.on("deep_judgment_reasoning", reply=json.dumps(REASONED)).parse_as(PARIS)
+    result = run_one(question(CLASSIC), config, fake)
+    assert result.verify_result is True
+    assert fake.count("deep_judgment_excerpts") == 0
+    section = result.deep_judgment
+    assert section is not None and section.deep_judgment_stages_completed == [
+        "reasoning",
+        "parameters",
+    ]
+
+
+def test_abstention_skips_deep_judgment_and_the_section_says_not_performed() -> None:
+    config = fake_config(deep_judgment_mode="full", abstention_enabled=True)
+    fake = FakeLLM().answer("I cannot answer that.").abstention(True)
+    result = run_one(question(CLASSIC), config, fake)
+    assert fake.count("deep_judgment_excerpts") == 0
+    failure = result.metadata.failure
+    assert failure is not None and failure.stage != "DeepJudgmentAutoFail"
+    section = result.deep_judgment
+    assert section is not None and section.deep_judgment_performed is False
+
+
+def test_stage_10_follows_the_embedding_check_only_with_deep_judgment_on() -> None:
+    names = [stage.name for stage in default_stages(fake_config(deep_judgment_mode="full"))]
+    assert names[names.index("EmbeddingCheck") + 1] == "DeepJudgmentAutoFail"
+    assert "DeepJudgmentAutoFail" not in [stage.name for stage in default_stages(fake_config())]
+    assert (
+        run_one(
+            question(CLASSIC), fake_config(), FakeLLM().answer(ANSWER).parse_as(PARIS)
+        ).deep_judgment
+        is None
+    )
