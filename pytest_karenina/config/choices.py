@@ -12,6 +12,9 @@ from typing import Literal
 EvaluationMode = Literal["template_only", "template_and_rubric", "rubric_only"]
 """What decides a result: the answer template, the template and rubrics, or rubrics only."""
 
+DeepJudgmentMode = Literal["disabled", "reasoning_only", "full"]
+"""Template deep judgment: off, reasoning from the response, or quoted evidence first."""
+
 RubricStrategy = Literal["batch", "sequential"]
 """LLM rubric traits in one judge call, or one call per trait."""
 

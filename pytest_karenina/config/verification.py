@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_karenina.config.choices import EvaluationMode, RubricStrategy
+from pytest_karenina.config.choices import DeepJudgmentMode, EvaluationMode, RubricStrategy
 from pytest_karenina.config.model import ErrorPatternConfig, ModelConfig, RetryPolicy
 from pytest_karenina.config.rules import (
     RUBRIC_MODES,
@@ -123,7 +123,7 @@ class VerificationConfig(BaseModel):
     """Order of the task queue (``auto``: grouped for one answerer, round-robin for several)."""
     answerer_concurrency_limits: PositiveInt | dict[str, PositiveInt] | None = None
     """Concurrent tasks per answering model: one cap for all, or per ``ModelConfig.id``."""
-    deep_judgment_mode: Literal["disabled", "reasoning_only", "full"] = "disabled"
+    deep_judgment_mode: DeepJudgmentMode = "disabled"
     """Template deep judgment: ``full`` quotes evidence per attribute, reasons from it and parses
     from the reasoning; ``reasoning_only`` reasons from the response (docs/deep-judgment.md)."""
     deep_judgment_max_excerpts_per_attribute: int = 3

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 import pytest
 
 from pytest_karenina.config.choices import (
+    DeepJudgmentMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -131,6 +132,12 @@ OPTIONS: tuple[Option, ...] = (
         "requests-per-minute",
         "Request starts per minute per model, split across xdist workers",
         metavar="R",
+    ),
+    Option(
+        "deep-judgment",
+        "Template deep judgment: full (quote every attribute), reasoning_only, disabled",
+        metavar="MODE",
+        choices=get_args(DeepJudgmentMode),
     ),
     Option(
         "rubric-strategy",

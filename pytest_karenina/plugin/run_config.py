@@ -96,6 +96,7 @@ def build_config(settings: Settings) -> VerificationConfig:
         "embedding_check_model": settings.embedding_check_model,
         "embedding_check_threshold": settings.embedding_check_threshold,
         "rubric_evaluation_strategy": settings.rubric_strategy,
+        "deep_judgment_mode": settings.deep_judgment,
         "max_call_seconds": settings.llm_timeout,
         "request_timeout": settings.request_timeout,
         "template_time_limit": settings.template_timeout,

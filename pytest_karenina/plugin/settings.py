@@ -14,6 +14,7 @@ from typing import Any, cast
 import pytest
 
 from pytest_karenina.config.choices import (
+    DeepJudgmentMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -76,6 +77,8 @@ class Settings:
     """xdist workers sharing the request limits (1 without xdist)."""
     rubric_strategy: RubricStrategy | None = None
     """None: the preset's or Karenina's default, batch."""
+    deep_judgment: DeepJudgmentMode | None = None
+    """None: the preset's ``deep_judgment_mode`` (default disabled)."""
     rubric_gate: bool = False
     """template_and_rubric: gated rubric traits must pass too."""
     rubric_gates: tuple[str, ...] = ()
@@ -213,6 +216,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         requests_per_minute=number("requests-per-minute", float, 0.001),
         workers=_xdist_workers(config),
         rubric_strategy=cast("RubricStrategy | None", raw["rubric-strategy"]),
+        deep_judgment=cast("DeepJudgmentMode | None", raw["deep-judgment"]),
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,

@@ -10,6 +10,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 import pytest
 
 from pytest_karenina.config.choices import (
+    DeepJudgmentMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -31,6 +32,7 @@ CHOICES: dict[str, Any] = {
     "replay": ReplayMode,
     "html-trace": HtmlTrace,
     "rubric-strategy": RubricStrategy,
+    "deep-judgment": DeepJudgmentMode,
 }
 """Every option with choices and the Literal it takes them from."""
 

@@ -34,6 +34,8 @@ def header_lines(settings: Settings, vconfig: VerificationConfig, distributed: b
         f"karenina: mode {vconfig.evaluation_mode}, replicates {vconfig.replicate_count}, "
         f"concurrency {settings.concurrency}, replay {replay}",
     ]
+    if vconfig.deep_judgment_mode != "disabled":
+        lines.append(f"karenina: deep judgment {vconfig.deep_judgment_mode}")
     if settings.replay_note:
         lines.append(f"karenina: {settings.replay_note}")
     limits = [

@@ -1,0 +1,96 @@
+"""Template deep judgment through pytest over real HTTP: ``--karenina-deep-judgment full``,
+with and without ``-n 2``. An answer whose attribute the judge cannot quote fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.cases import CHECKPOINT_CASES
+from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
+from tests.support.openai_server import OpenAIServer
+
+INVENTED_FOR = "urn:karenina:test:mq003"  # right answer, but the judge's quote is not in it
+
+
+def script_deep_judgment(server: OpenAIServer) -> None:
+    """Excerpt, reasoning and final-parse rules per question, ahead of the classic ones."""
+    for case in CHECKPOINT_CASES[MULTI]:
+        (field,) = case.parsed
+        quote = (
+            "It was penned by Christopher Marlowe."
+            if case.question_id == INVENTED_FOR
+            else (case.answer)
+        )
+        reasoning = f"Reasoning for {case.question_id.rsplit(':', 1)[-1]}."
+        server.add_rule(
+            json.dumps({field: [{"text": quote, "confidence": "high"}]}),
+            contains=["<response_to_analyze>", case.answer], structured=False,
+            name=f"excerpts {case.question_id}",
+        )  # fmt: skip
+        server.add_rule(
+            json.dumps({field: reasoning}),
+            contains=["<evidence>", f"{field}:"], last_contains=case.asks, structured=False,
+            name=f"reasoning {case.question_id}",
+        )  # fmt: skip
+        server.add_rule(
+            case.parsed, contains=["Reasoning Traces", reasoning], structured=True,
+            name=f"final parse {case.question_id}",
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_deep_judgment_fails_the_answer_it_cannot_ground(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+) -> None:
+    script_deep_judgment(openai_server)
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-deep-judgment=full",
+        "--karenina-max-retries=0", f"--karenina-results={export}", *workers,
+    )  # fmt: skip
+
+    # mq001 passes; mq002 and mq004 are wrong answers; mq003 is right but unquoted.
+    result.assert_outcomes(passed=1, failed=3, skipped=1)
+    if not workers:
+        result.stdout.fnmatch_lines(["karenina: deep judgment full"])
+    by_id = {r["metadata"]["question_id"]: r for r in json.loads(export.read_text())["results"]}
+    ungrounded = by_id[INVENTED_FOR]
+    assert ungrounded["metadata"]["failure"]["stage"] == "DeepJudgmentAutoFail"
+    assert ungrounded["deep_judgment"]["attributes_without_excerpts"] == ["author"]
+    grounded = by_id["urn:karenina:test:mq001"]["deep_judgment"]
+    assert grounded["deep_judgment_stages_completed"] == ["excerpts", "reasoning", "parameters"]
+    assert grounded["extracted_excerpts"]["temperature"][0]["similarity_score"] == 1.0
+    # The final parse reads the reasoning: no request went to the classic parse rules.
+    classic = [r for r in openai_server.chat_requests if "## JSON schema of the reply" in r.text]
+    assert len(classic) == 4 and all("Reasoning Traces" in r.text for r in classic)
+
+
+def test_a_recorded_deep_judgment_run_replays_offline(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """Every deep-judgment call kind is recorded and found again by strict replay."""
+    script_deep_judgment(openai_server)
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    store = pytester.path / "calls.jsonl"
+    args = [
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-deep-judgment=full",
+        f"--karenina-replay-store={store}",
+    ]  # fmt: skip
+    pytester.runpytest(*args, "--karenina-replay=record").assert_outcomes(
+        passed=1, failed=3, skipped=1
+    )
+    kinds = {json.loads(line)["call_kind"] for line in store.read_text().splitlines()}
+    assert kinds == {
+        "answer_generation", "deep_judgment_excerpts", "deep_judgment_reasoning", "parsing",
+    }  # fmt: skip
+    openai_server.stop()
+
+    replayed = pytester.runpytest(*args, "--karenina-replay=strict")
+
+    replayed.assert_outcomes(passed=1, failed=3, skipped=1)  # a miss would be an error
