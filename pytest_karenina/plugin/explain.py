@@ -191,6 +191,11 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
     if template is not None and template.field_verification_error:
         lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
     lines.extend(f"  override: {text}" for text in overrides(result))
+    lines.extend(
+        f"  {printable(warning)}"
+        for warning in result.metadata.warnings
+        if warning.startswith("deep judgment: ")
+    )
     for name, value in (result.custom_fields or {}).items():
         lines.append(f"  {printable(name)} (custom stage): {short(value)}")
     return "\n".join(lines)

@@ -58,6 +58,11 @@ def test_an_attribute_without_a_quote_fails_the_answer_at_stage_10() -> None:
     section = result.deep_judgment
     assert section is not None and section.attributes_without_excerpts == ["capital"]
     assert section.deep_judgment_excerpt_retry_count == 1
+    (warning,) = [w for w in result.metadata.warnings if w.startswith("deep judgment:")]
+    assert warning.startswith(
+        'deep judgment: no verbatim quote for capital; rejected "Paris has been the capital'
+        ' since 987" (similarity 0.'
+    ) and warning.endswith(" < 0.80)")
 
 
 def test_reasoning_only_never_auto_fails() -> None:

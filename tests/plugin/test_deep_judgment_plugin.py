@@ -58,6 +58,12 @@ def test_deep_judgment_fails_the_answer_it_cannot_ground(
     result.assert_outcomes(passed=1, failed=3, skipped=1)
     if not workers:
         result.stdout.fnmatch_lines(["karenina: deep judgment full"])
+    result.stdout.fnmatch_lines([
+        "*question mq003*",
+        "*decided by DeepJudgmentAutoFail*",
+        '*deep judgment: no verbatim quote for author; rejected "It was penned by Christopher'
+        ' Marlowe." (similarity 0.* < 0.80)',
+    ])  # fmt: skip
     by_id = {r["metadata"]["question_id"]: r for r in json.loads(export.read_text())["results"]}
     ungrounded = by_id[INVENTED_FOR]
     assert ungrounded["metadata"]["failure"]["stage"] == "DeepJudgmentAutoFail"

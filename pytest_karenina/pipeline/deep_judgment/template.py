@@ -176,6 +176,7 @@ class TemplateDeepJudgment:
     ``deep_judgment`` result section records."""
 
     mode: str
+    threshold: float = 0.8
     reply: Any = None
     extracted_excerpts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     attribute_reasoning: dict[str, str] = field(default_factory=dict)
@@ -185,6 +186,21 @@ class TemplateDeepJudgment:
     rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     calls: DeepJudgmentCalls = field(default_factory=DeepJudgmentCalls)
+
+    def ungrounded(self) -> list[str]:
+        """Per missing attribute, why: its rejected quotes with their similarity, or none."""
+        lines = []
+        for name in self.missing:
+            quotes = self.rejected.get(name, [])
+            if quotes:
+                shown = "; ".join(
+                    f'"{q["text"]}" (similarity {q["similarity_score"]:.2f} < {self.threshold:.2f})'
+                    for q in quotes
+                )
+                lines.append(f"deep judgment: no verbatim quote for {name}; rejected {shown}")
+            else:
+                lines.append(f"deep judgment: no verbatim quote for {name}; the judge gave none")
+        return lines
 
     def section_fields(self) -> dict[str, Any]:
         """The fields of ``VerificationResultDeepJudgment`` (search is not built yet)."""
@@ -226,7 +242,7 @@ def deep_parse(
     """
     told = instructions or {}
     attributes = excerpt_attributes(answer_class)
-    outcome = TemplateDeepJudgment(mode=mode)
+    outcome = TemplateDeepJudgment(mode=mode, threshold=settings.threshold)
     if mode == "full":
         gathered = gather_excerpts(
             judge, question, response, attributes, settings, outcome.calls,

@@ -35,3 +35,7 @@ class DeepJudgmentAutoFailStage(BaseAutoFailStage):
             f"no verbatim excerpt for {', '.join(outcome.missing)} after "
             f"{retries} excerpt retr{'y' if retries == 1 else 'ies'}"
         )
+
+    def _set_additional_failure_fields(self, context: VerificationContext) -> None:
+        outcome: TemplateDeepJudgment = context.get_artifact(DEEP_JUDGMENT)
+        context.warnings.extend(outcome.ungrounded())
