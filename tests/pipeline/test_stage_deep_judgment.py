@@ -100,3 +100,13 @@ def test_stage_10_follows_the_embedding_check_only_with_deep_judgment_on() -> No
         ).deep_judgment
         is None
     )
+
+
+def test_the_section_survives_an_export_round_trip() -> None:
+    from pytest_karenina.results import VerificationResult
+
+    result = run_one(question(CLASSIC), fake_config(deep_judgment_mode="full"), _judge(QUOTED))
+    exported = result.export_dict()
+    assert "deep_judgment_enabled" not in exported["deep_judgment"]  # seed-only, rebuilt on load
+    loaded = VerificationResult.model_validate(exported)
+    assert loaded.deep_judgment == result.deep_judgment

@@ -4,6 +4,7 @@ with and without ``-n 2``. An answer whose attribute the judge cannot quote fail
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -48,10 +49,12 @@ def test_deep_judgment_fails_the_answer_it_cannot_ground(
     scripted(openai_server)
     path = copy_checkpoint(pytester)
     export = pytester.path / "results.json"
+    junit = pytester.path / "junit.xml"
 
     result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server), "--karenina-deep-judgment=full",
-        "--karenina-max-retries=0", f"--karenina-results={export}", *workers,
+        "--karenina-max-retries=0", f"--karenina-results={export}", f"--junitxml={junit}",
+        *workers,
     )  # fmt: skip
 
     # mq001 passes; mq002 and mq004 are wrong answers; mq003 is right but unquoted.
@@ -71,6 +74,14 @@ def test_deep_judgment_fails_the_answer_it_cannot_ground(
     grounded = by_id["urn:karenina:test:mq001"]["deep_judgment"]
     assert grounded["deep_judgment_stages_completed"] == ["excerpts", "reasoning", "parameters"]
     assert grounded["extracted_excerpts"]["temperature"][0]["similarity_score"] == 1.0
+    properties = {
+        (case.get("name"), prop.get("name")): prop.get("value")
+        for case in ET.parse(junit).iter("testcase")
+        for prop in case.iter("property")
+    }
+    assert properties[("mq003", "karenina.deep_judgment.attributes_without_excerpts")] == "author"
+    assert properties[("mq001", "karenina.deep_judgment.model_calls")] == "3"
+    assert properties[("mq001", "karenina.deep_judgment.mode")] == "full"
     # The final parse reads the reasoning: no request went to the classic parse rules.
     classic = [r for r in openai_server.chat_requests if "## JSON schema of the reply" in r.text]
     assert len(classic) == 4 and all("Reasoning Traces" in r.text for r in classic)

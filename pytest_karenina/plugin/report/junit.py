@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pytest_karenina.plugin.report.payload import tokens
 from pytest_karenina.plugin.report.summary import PassRateGate
 from pytest_karenina.plugin.verdict import Verdict
+from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.gates import gate_summary
 
 
@@ -29,6 +30,24 @@ def rubric_properties(verdict: Verdict) -> list[tuple[str, object]]:
     return found
 
 
+def deep_judgment_properties(result: VerificationResult) -> list[tuple[str, object]]:
+    """``karenina.deep_judgment.*`` when template deep judgment was on: mode, whether it ran,
+    model calls, excerpt retries and the attributes left without a quote."""
+    section = result.deep_judgment
+    if section is None:
+        return []
+    return [
+        ("karenina.deep_judgment.mode", section.deep_judgment_mode),
+        ("karenina.deep_judgment.performed", section.deep_judgment_performed),
+        ("karenina.deep_judgment.model_calls", section.deep_judgment_model_calls),
+        ("karenina.deep_judgment.excerpt_retries", section.deep_judgment_excerpt_retry_count),
+        (
+            "karenina.deep_judgment.attributes_without_excerpts",
+            ",".join(section.attributes_without_excerpts or ()),
+        ),
+    ]
+
+
 def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
     if not verdicts:
@@ -47,6 +66,7 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
         ("karenina.input_tokens", sum(tokens(r)[0] for r in results)),
         ("karenina.output_tokens", sum(tokens(r)[1] for r in results)),
         *rubric_properties(verdicts[0]),
+        *deep_judgment_properties(result),
     ]
     return [(name, "" if value is None else value) for name, value in found]
 
