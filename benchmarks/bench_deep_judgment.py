@@ -1,17 +1,23 @@
 """Deep judgment's own CPU, engine only (run by hand; figures in docs/performance.md).
 
-    python benchmarks/bench_deep_judgment.py [--repeat 2000]
+    python benchmarks/bench_deep_judgment.py [--repeat 2000] [--questions 300] [--rounds 3]
 
 Quote validation: a 20 KB response, 3 attributes x 3 excerpts, checked against the response
 the way a deep-judgment parse does it (the response prepared once, every quote matched).
 Three replies: every quote verbatim (the usual case), every quote with one character
 changed (the fuzzy path), and every quote invented (rejected after the fuzzy search).
 Prints the median time per reply; the target is under 1 ms.
+
+Pipeline: the same questions (a classic template, one field) run in one thread with the
+scripted in-process judge, deep judgment disabled and full, alternately; the difference in
+CPU per question is what deep judgment costs the engine (target: under 3 ms). The first
+round warms up.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import sys
@@ -21,7 +27,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pytest_karenina.checkpoint import Benchmark, Question
 from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
+from pytest_karenina.pipeline.run import run_verification
+from tests.pipeline.pipeline_helpers import CLASSIC
+from tests.support.fake_llm import FakeLLM, fake_config, fake_factory
+
+ANSWER = "The capital of France is Paris, on the Seine."
 
 WORDS = (
     "the protein binds receptor signalling pathway cells tumour apoptosis expression gene "
@@ -56,10 +68,39 @@ def quotes(text: str, rng: random.Random, change: str) -> dict[str, Any]:
     return reply
 
 
+def pipeline_cost(count: int, mode: str) -> float:
+    """CPU ms per question of ``count`` questions with deep judgment ``mode``."""
+    questions = [
+        Question(id=f"q{i}", text=f"What is the capital of France? ({i})", raw_answer="Paris",
+                 template_code=CLASSIC, finished=True)
+        for i in range(count)
+    ]  # fmt: skip
+    fake = FakeLLM().answer(ANSWER).parse_as({"capital": "Paris"})
+    quote = {"capital": [{"text": "capital of France is Paris", "confidence": "high"}]}
+    fake.on("deep_judgment_excerpts", reply=json.dumps(quote))
+    fake.on("deep_judgment_reasoning", reply=json.dumps({"capital": "It names Paris."}))
+    config = fake_config(deep_judgment_mode=mode)
+    cpu = time.process_time()
+    run_verification(
+        Benchmark(name="dj", questions=questions), config,
+        llm=fake_factory(config, fake), max_workers=1,
+    )  # fmt: skip
+    return (time.process_time() - cpu) / count * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=2000)
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    for round_ in range(1, args.rounds + 1):
+        off = pipeline_cost(args.questions, "disabled")
+        full = pipeline_cost(args.questions, "full")
+        print(
+            f"round {round_}: {off:.2f} ms CPU per question without deep judgment, "
+            f"{full:.2f} ms with full: +{full - off:.2f} ms"
+        )
     rng = random.Random(7)
     text = response_text(20_000, rng)
     for change in ("verbatim", "one character", "invented"):
