@@ -85,22 +85,11 @@ REASONING_USER = """\
 {attributes}
 </attributes>
 
-<evidence>
-{evidence}
-</evidence>"""
-
-REASONING_ONLY_USER = """\
-<original_question>
-{question}
-</original_question>
-
-<attributes>
-{attributes}
-</attributes>
-
-<response_to_analyze>
-{response}
-</response_to_analyze>"""
+<{tag}>
+{body}
+</{tag}>"""
+"""The user message of both reasoning calls: ``evidence`` (the quotes) or
+``response_to_analyze`` (reasoning only)."""
 
 FINAL_PARSE_USER = """\
 Original Question: {question}
@@ -184,7 +173,8 @@ def reasoning_messages(
     user = REASONING_USER.format(
         question=question,
         attributes=attribute_lines(attributes),
-        evidence=evidence_block(excerpts),
+        tag="evidence",
+        body=evidence_block(excerpts),
     )
     return system_and_user(REASONING_SYSTEM, user, instructions)
 
@@ -197,8 +187,11 @@ def reasoning_only_messages(
     instructions: str | None = None,
 ) -> list[ChatMessage]:
     """``[system, user]`` asking for reasoning per attribute from the response itself."""
-    user = REASONING_ONLY_USER.format(
-        question=question, attributes=attribute_lines(attributes), response=response
+    user = REASONING_USER.format(
+        question=question,
+        attributes=attribute_lines(attributes),
+        tag="response_to_analyze",
+        body=response,
     )
     return system_and_user(REASONING_ONLY_SYSTEM, user, instructions)
 

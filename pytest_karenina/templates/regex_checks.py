@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from pytest_karenina.templates import bounded_regex
+from pytest_karenina.templates.bounded_regex import findall
 
 
 class RegexReport(TypedDict):
@@ -66,7 +66,7 @@ def run_regex_checks(checks: Mapping[str, Any] | None, trace: str) -> RegexRepor
             "match_type": match_type,
         }
         try:
-            matches = bounded_regex.findall(pattern, trace)
+            matches = findall(pattern, trace)
         except (re.error, TypeError) as exc:
             passed, reason = False, f"the pattern cannot be used: {exc}"
         else:

@@ -7,7 +7,7 @@ import re
 from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.rubrics.callables import CallableTraitError, run_callable
 from pytest_karenina.rubrics.traits import CallableTrait, RegexTrait
-from pytest_karenina.templates import bounded_regex
+from pytest_karenina.templates.bounded_regex import search
 from pytest_karenina.templates.time_limit import TemplateTimeout
 
 
@@ -15,7 +15,7 @@ def regex_value(trait: RegexTrait, text: str, seconds: float | None = None) -> b
     """Whether ``trait.pattern`` is found in ``text`` (``re.search`` semantics, with a time
     limit: ``seconds``, else the enclosing template time limit), then inverted if asked."""
     flags = 0 if trait.case_sensitive else re.IGNORECASE
-    found = bounded_regex.search(trait.pattern, text, flags, seconds=seconds)
+    found = search(trait.pattern, text, flags, seconds=seconds)
     return not found if trait.invert_result else found
 
 

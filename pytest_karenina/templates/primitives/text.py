@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from pytest_karenina.templates import bounded_regex
+from pytest_karenina.templates.bounded_regex import search
 from pytest_karenina.templates.errors import TemplateWarning
 from pytest_karenina.templates.normalizers import Normalizer, apply_normalizers
 from pytest_karenina.templates.primitives.base import (
@@ -98,7 +98,7 @@ class RegexMatch(VerificationPrimitive):
         return value
 
     def check(self, extracted: Any, expected: Any) -> bool:
-        return bounded_regex.search(self.pattern, str(extracted), self.compiled_flags())
+        return search(self.pattern, str(extracted), self.compiled_flags())
 
 
 @builtin_primitive

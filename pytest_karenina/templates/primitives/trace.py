@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pytest_karenina.templates import bounded_regex
+from pytest_karenina.templates.bounded_regex import findall
 from pytest_karenina.templates.primitives.base import (
     RegexPattern,
     TracePrimitive,
@@ -22,7 +22,7 @@ class TraceRegex(TracePrimitive):
     count_min: int | None = Field(default=None, ge=0)
 
     def check_trace(self, trace: str) -> bool:
-        return len(bounded_regex.findall(self.pattern, trace)) >= (
+        return len(findall(self.pattern, trace)) >= (
             self.count_min if self.count_min is not None else 1
         )
 
