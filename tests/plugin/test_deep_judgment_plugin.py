@@ -61,6 +61,9 @@ def test_deep_judgment_fails_the_answer_it_cannot_ground(
     result.assert_outcomes(passed=1, failed=3, skipped=1)
     if not workers:
         result.stdout.fnmatch_lines(["karenina: deep judgment full"])
+    result.stdout.fnmatch_lines(
+        ["deep judgment: 4 results, 1 with attributes not quoted from the response (author 1)"]
+    )
     result.stdout.fnmatch_lines([
         "*question mq003*",
         "*decided by DeepJudgmentAutoFail*",

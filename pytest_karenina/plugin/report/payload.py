@@ -67,6 +67,8 @@ class ResultSummary:
     rubric: list[TraitCheck] = field(default_factory=list)
     custom_fields: dict[str, Any] = field(default_factory=dict)
     """What custom stages added to the result (``VerificationResult.custom_fields``)."""
+    unquoted: list[str] | None = None
+    """Deep judgment's attributes without a verbatim quote; None when it did not run."""
 
     @property
     def rubric_gates(self) -> tuple[int, int]:
@@ -95,6 +97,7 @@ class ResultSummary:
             raw_response=(template.raw_llm_response if template else "") if include_trace else None,
             rubric=list(verdict.checks),
             custom_fields=dict(result.custom_fields or {}),
+            unquoted=_unquoted(result),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -112,6 +115,13 @@ class ResultSummary:
             rubric=[TraitCheck(**check) for check in data.get("rubric") or ()],
             **{name: data[name] for name in known if data.get(name) is not None},
         )
+
+
+def _unquoted(result: VerificationResult) -> list[str] | None:
+    section = result.deep_judgment
+    if section is None or not section.deep_judgment_performed:
+        return None
+    return list(section.attributes_without_excerpts or ())
 
 
 LOGGED_KEEPS = frozenset({"category", "question_id", "answering_model", "score"})

@@ -93,6 +93,12 @@ class RunSummary:
     """Failed or errored reports that are not a question's verdict (plain tests, collection
     errors, teardown errors): the pass-rate gate never forgives them."""
     _rubric: dict[str, dict[str, TraitStats]] = field(default_factory=dict)
+    deep_judged: int = 0
+    """Results that went through template deep judgment."""
+    unquoted: Counter[str] = field(default_factory=Counter)
+    """Deep judgment: how many results left each attribute without a verbatim quote."""
+    ungrounded: int = 0
+    """Deep judgment: results with at least one such attribute."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -101,6 +107,10 @@ class RunSummary:
             return False
         model = self._rubric.setdefault(payload.answering_model or "?", {})
         for summary in payload.summaries:
+            if summary.unquoted is not None:
+                self.deep_judged += 1
+                self.ungrounded += bool(summary.unquoted)
+                self.unquoted.update(summary.unquoted)
             for check in summary.rubric:
                 if check.skipped is not None:
                     continue
@@ -164,6 +174,15 @@ class RunSummary:
             ok = self.gate.passed
             session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 
+    def _deep_judgment_line(self) -> str:
+        line = (
+            f"deep judgment: {self.deep_judged} results, {self.ungrounded} with attributes "
+            "not quoted from the response"
+        )
+        if self.unquoted:
+            line += " (" + ", ".join(f"{n} {c}" for n, c in self.unquoted.most_common()) + ")"
+        return line
+
     def write(self, terminal: Any) -> None:
         if not self.payloads and not self.skipped:
             return
@@ -181,6 +200,8 @@ class RunSummary:
         )
         input_tokens, output_tokens = self.tokens()
         terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
+        if self.deep_judged:
+            terminal.write_line(self._deep_judgment_line())
         rubric = self.rubric_stats()
         if rubric:
             terminal.write_line("rubric traits:")
