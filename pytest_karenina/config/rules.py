@@ -66,12 +66,28 @@ def prepare_input(data: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"environment variable {variable}={raw!r}: {exc}") from None
     _check_rubric_enabled(data)
+    _fold_deep_judgment_enabled(data)
     data.pop("deep_judgment_rubric_search_enabled", None)
     _fold_shortcuts(data)
     models = data.get("answering_models")
     if isinstance(models, list | tuple):
         data["answering_models"] = [_with_system_prompt(model) for model in models]
     return data
+
+
+def _fold_deep_judgment_enabled(data: dict[str, Any]) -> None:
+    # Seed 000's flag: True means deep_judgment_mode="full" unless a mode is given; a mode
+    # that contradicts it is refused rather than one of the two silently winning.
+    if "deep_judgment_enabled" not in data:
+        return
+    enabled = data.pop("deep_judgment_enabled")
+    mode = data.get("deep_judgment_mode")
+    if mode is None:
+        data["deep_judgment_mode"] = "full" if enabled else "disabled"
+    elif bool(enabled) != (mode != "disabled"):
+        raise ValueError(
+            f"deep_judgment_enabled={enabled!r} contradicts deep_judgment_mode={mode!r}"
+        )
 
 
 def _check_rubric_enabled(data: dict[str, Any]) -> None:

@@ -217,3 +217,18 @@ class TestUnsupportedFeatures:
         built.check_supported()
         assert built.deep_judgment_rubric_config is not None
         assert built.deep_judgment_rubric_config.global_traits["Clarity"].max_excerpts == 2
+
+
+class TestDeepJudgmentEnabled:
+    """Seed 000's ``deep_judgment_enabled`` flag is read as ``deep_judgment_mode``."""
+
+    def test_true_means_full_and_false_disabled(self) -> None:
+        assert config(deep_judgment_enabled=True).deep_judgment_mode == "full"
+        assert config(deep_judgment_enabled=False).deep_judgment_mode == "disabled"
+        assert (
+            config(deep_judgment_enabled=True, deep_judgment_mode="reasoning_only")
+        ).deep_judgment_mode == "reasoning_only"
+
+    def test_a_contradicting_mode_is_an_error(self) -> None:
+        message = rule_error(deep_judgment_enabled=False, deep_judgment_mode="full")
+        assert "deep_judgment_enabled=False contradicts deep_judgment_mode='full'" in message
