@@ -9,7 +9,14 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.e2e.cases import CHECKPOINT_CASES
-from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
+from tests.plugin.plugin_helpers import (
+    MULTI,
+    copy_checkpoint,
+    endpoint_args,
+    rendered_dom,
+    rendered_rows,
+    scripted,
+)
 from tests.support.openai_server import OpenAIServer
 
 INVENTED_FOR = "urn:karenina:test:mq003"  # right answer, but the judge's quote is not in it
@@ -41,20 +48,24 @@ def script_deep_judgment(server: OpenAIServer) -> None:
         )  # fmt: skip
 
 
+def deep_args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
+    """Scripts ``server`` for a deep-judgment run of the multi-question checkpoint; its args."""
+    script_deep_judgment(server)
+    scripted(server)
+    path = copy_checkpoint(pytester)
+    return ["--karenina", str(path), *endpoint_args(server), "--karenina-deep-judgment=full"]
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_deep_judgment_fails_the_answer_it_cannot_ground(
     pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
 ) -> None:
-    script_deep_judgment(openai_server)
-    scripted(openai_server)
-    path = copy_checkpoint(pytester)
     export = pytester.path / "results.json"
     junit = pytester.path / "junit.xml"
 
     result = pytester.runpytest(
-        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-deep-judgment=full",
-        "--karenina-max-retries=0", f"--karenina-results={export}", f"--junitxml={junit}",
-        *workers,
+        *deep_args(pytester, openai_server), "--karenina-max-retries=0",
+        f"--karenina-results={export}", f"--junitxml={junit}", *workers,
     )  # fmt: skip
 
     # mq001 passes; mq002 and mq004 are wrong answers; mq003 is right but unquoted.
@@ -94,14 +105,8 @@ def test_a_recorded_deep_judgment_run_replays_offline(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
     """Every deep-judgment call kind is recorded and found again by strict replay."""
-    script_deep_judgment(openai_server)
-    scripted(openai_server)
-    path = copy_checkpoint(pytester)
     store = pytester.path / "calls.jsonl"
-    args = [
-        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-deep-judgment=full",
-        f"--karenina-replay-store={store}",
-    ]  # fmt: skip
+    args = [*deep_args(pytester, openai_server), f"--karenina-replay-store={store}"]
     pytester.runpytest(*args, "--karenina-replay=record").assert_outcomes(
         passed=1, failed=3, skipped=1
     )
@@ -114,3 +119,26 @@ def test_a_recorded_deep_judgment_run_replays_offline(
     replayed = pytester.runpytest(*args, "--karenina-replay=strict")
 
     replayed.assert_outcomes(passed=1, failed=3, skipped=1)  # a miss would be an error
+
+
+def test_the_html_report_highlights_quoted_evidence_in_headless_chromium(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    report = pytester.path / "report.html"
+    pytester.runpytest(
+        *deep_args(pytester, openai_server), f"--html={report}", "--self-contained-html"
+    ).assert_outcomes(passed=1, failed=3, skipped=1)
+
+    dom = rendered_dom(pytester, report)
+
+    def row_dom(name: str) -> str:
+        assert rendered_rows(dom, f"{MULTI}::{name}")
+        return dom.split(f'id="{MULTI}::{name}"', 1)[1].split('<tbody class="results-table-row')[0]
+
+    wrong = row_dom("mq004")  # a wrong answer, its quote accepted
+    assert 'class="karenina-legend"' in wrong
+    assert 'data-attribute="symbol"' in wrong and ">The symbol for gold is Ag.</mark>" in wrong
+    ungrounded = row_dom("mq003")
+    assert "<mark" not in ungrounded  # its only quote was rejected...
+    assert "no verbatim quote for author; rejected" in ungrounded  # ...and the notes say so
+    assert "It was penned by Christopher Marlowe." in ungrounded

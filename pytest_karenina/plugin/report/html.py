@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.report.environment import environment
+from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 from pytest_karenina.rubrics.gates import TraitCheck
@@ -112,6 +113,8 @@ def _notes(summary: ResultSummary) -> Iterator[str]:
         yield f"abstention: {_text(summary.abstention_reasoning)}"
     if summary.sufficiency_reasoning:
         yield f"sufficiency: {_text(summary.sufficiency_reasoning)}"
+    for note in summary.deep_judgment_notes:
+        yield _text(note)
     for name, value in summary.custom_fields.items():
         yield f"{_text(name)} (custom stage): {_value(value)}"
     if summary.error:
@@ -163,9 +166,10 @@ def _result_block(
     if trace:
         # A failure's answer is what the reader came for: shown without a click.
         opened = " open" if failed else ""
+        legend, body = highlighted(trace, summary.excerpts)
         parts.append(
             f'<details class="karenina-trace"{opened}><summary>model answer</summary>'
-            f'<pre style="white-space: pre-wrap">{escape(trace)}</pre></details>'
+            f'{legend}<pre style="white-space: pre-wrap">{body}</pre></details>'
         )
     return '<div class="karenina-result">' + "".join(parts) + "</div>"
 

@@ -69,6 +69,10 @@ class ResultSummary:
     """What custom stages added to the result (``VerificationResult.custom_fields``)."""
     unquoted: list[str] | None = None
     """Deep judgment's attributes without a verbatim quote; None when it did not run."""
+    excerpts: dict[str, list[str]] = field(default_factory=dict)
+    """Deep judgment's accepted quotes per attribute (for highlighting the answer)."""
+    deep_judgment_notes: list[str] = field(default_factory=list)
+    """Why attributes have no quote: their rejected quotes and similarities."""
 
     @property
     def rubric_gates(self) -> tuple[int, int]:
@@ -98,6 +102,10 @@ class ResultSummary:
             rubric=list(verdict.checks),
             custom_fields=dict(result.custom_fields or {}),
             unquoted=_unquoted(result),
+            excerpts=_quotes(result),
+            deep_judgment_notes=[
+                w for w in result.metadata.warnings if w.startswith("deep judgment: ")
+            ],
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +130,15 @@ def _unquoted(result: VerificationResult) -> list[str] | None:
     if section is None or not section.deep_judgment_performed:
         return None
     return list(section.attributes_without_excerpts or ())
+
+
+def _quotes(result: VerificationResult) -> dict[str, list[str]]:
+    section = result.deep_judgment
+    found = (section.extracted_excerpts or {}) if section is not None else {}
+    return {
+        name: [str(q.get("text")) for q in quotes if isinstance(q, dict) and q.get("text")]
+        for name, quotes in found.items()
+    }
 
 
 LOGGED_KEEPS = frozenset({"category", "question_id", "answering_model", "score"})
