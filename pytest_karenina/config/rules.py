@@ -175,9 +175,6 @@ def _deep_judgment_violations(config: VerificationConfig) -> Iterator[str]:
                 "deep_judgment_search_enabled=True needs excerpts, which "
                 "deep_judgment_mode='reasoning_only' does not extract (use 'full')"
             )
-        tool = config.deep_judgment_search_tool
-        if isinstance(tool, str) and tool.lower() != "tavily":
-            yield f"deep_judgment_search_tool={tool!r}: the only built-in search tool is 'tavily'"
     if config.deep_judgment_rubric_mode == "custom" and config.deep_judgment_rubric_config is None:
         yield "deep_judgment_rubric_mode='custom' needs deep_judgment_rubric_config"
 
@@ -207,15 +204,6 @@ def _agentic_violations(config: VerificationConfig) -> Iterator[str]:
 def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]:
     """Every setting that would switch on a feature pytest-karenina cannot run yet."""
     found: list[UnsupportedFeature] = []
-    if config.deep_judgment_search_enabled:
-        found.append(
-            UnsupportedFeature(
-                "deep_judgment_search_enabled",
-                True,
-                "search-enhanced deep judgment",
-                "set it to false",
-            )
-        )
     if config.deep_judgment_rubric_mode != "disabled":
         found.append(
             UnsupportedFeature(

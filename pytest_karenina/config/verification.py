@@ -23,6 +23,7 @@ from pydantic import (
     PositiveInt,
     ValidationError,
     computed_field,
+    field_serializer,
     model_validator,
 )
 
@@ -226,6 +227,15 @@ class VerificationConfig(BaseModel):
         """Validate string data; unsupported features raise :class:`ConfigError`."""
         with _unsupported_as_config_error():
             return super().model_validate_strings(obj, *args, **kwargs)
+
+    @field_serializer(
+        "deep_judgment_search_tool", "deep_judgment_rubric_search_tool", when_used="json"
+    )
+    def _search_tool_name(self, tool: SearchTool) -> str:
+        """A search function has no JSON form: exports and presets get its name."""
+        if callable(tool):
+            return f"<callable {getattr(tool, '__qualname__', type(tool).__name__)}>"
+        return tool
 
     @model_validator(mode="before")
     @classmethod

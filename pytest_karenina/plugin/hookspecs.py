@@ -6,7 +6,7 @@ checkpoints in its directory tree. Implementations may take any subset of the ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -51,6 +51,23 @@ def pytest_karenina_make_adapter(config: pytest.Config, model: ModelConfig) -> R
         def pytest_karenina_make_adapter(config, model):
             if model.model_provider == "mycorp":
                 return MyCorpModel(model)
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_karenina_search_tool(config: pytest.Config, name: str) -> Any:
+    """Return the search function for deep judgment's search tool ``name``
+    (``deep_judgment_search_tool``), or None for the built-in ``"tavily"``.
+
+    A search function takes the list of queries (the accepted quotes) and returns, per
+    query, a list of ``{"title", "content", "url"}`` results. Called once per process when
+    ``deep_judgment_search_enabled`` is on and the tool is given by name.
+
+    Example::
+
+        def pytest_karenina_search_tool(config, name):
+            if name == "our-index":
+                return lambda queries: [our_index.lookup(q) for q in queries]
     """
 
 

@@ -69,6 +69,12 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         raise pytest.UsageError(problem)
     settings = resolve_settings(config, checkpoints)
     vconfig = build_config(settings)
+    if vconfig.deep_judgment_search_enabled and isinstance(vconfig.deep_judgment_search_tool, str):
+        tool = config.hook.pytest_karenina_search_tool(
+            config=config, name=vconfig.deep_judgment_search_tool
+        )
+        if tool is not None:
+            vconfig = vconfig.model_copy(update={"deep_judgment_search_tool": tool})
     settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig

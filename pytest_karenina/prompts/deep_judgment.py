@@ -4,6 +4,8 @@
    listing each attribute with its description; the user message holds the question and the
    response in ``<original_question>`` / ``<response_to_analyze>`` tags. A retry adds the
    rejected quotes in an ``<error>`` note.
+   With search on, ``dj_template_hallucination`` rates each excerpt against its search
+   results.
 2. ``dj_template_reasoning``: from the accepted excerpts, a few sentences per attribute.
    ``dj_template_reasoning_only`` reasons from the response itself (no excerpts).
 3. The final parse (task ``parsing``): the question and the reasoning, into the template.
@@ -20,6 +22,7 @@ from pytest_karenina.prompts.parsing import parsing_system_text
 EXCERPT_TASK = "dj_template_excerpt_extraction"
 REASONING_TASK = "dj_template_reasoning"
 REASONING_ONLY_TASK = "dj_template_reasoning_only"
+HALLUCINATION_TASK = "dj_template_hallucination"
 
 EXCERPT_PROTOCOL = """\
 ## Deep judgment: quote your evidence
@@ -90,6 +93,26 @@ REASONING_USER = """\
 </{tag}>"""
 """The user message of both reasoning calls: ``evidence`` (the quotes) or
 ``response_to_analyze`` (reasoning only)."""
+
+HALLUCINATION_SYSTEM = """\
+You rate how likely each quoted excerpt of a response is to be a hallucination: a claim \
+the search results do not support or contradict.
+
+For each excerpt give a risk: "none" (the results confirm it), "low", "medium" or "high" \
+(the results contradict it, or nothing supports a specific claim), with one sentence of \
+justification.
+
+## Reply
+A JSON object and nothing else:
+{"excerpt_assessments": [{"excerpt_id": "<id>", "hallucination_risk": \
+"none|low|medium|high", "justification": "<one sentence>"}]}"""
+
+HALLUCINATION_USER = """\
+<original_question>
+{question}
+</original_question>
+
+{excerpts}"""
 
 FINAL_PARSE_USER = """\
 Original Question: {question}
@@ -208,3 +231,11 @@ def final_parse_messages(
     traces = "\n".join(f"- {name}: {text}" for name, text in reasoning.items())
     user = FINAL_PARSE_USER.format(question=question, reasoning=traces, schema=schema_text)
     return system_and_user(parsing_system_text(extraction_hints), user, instructions)
+
+
+def hallucination_messages(
+    question: str, excerpt_blocks: str, *, instructions: str | None = None
+) -> list[ChatMessage]:
+    """``[system, user]`` asking for a hallucination risk per ``<excerpt>`` block."""
+    user = HALLUCINATION_USER.format(question=question, excerpts=excerpt_blocks)
+    return system_and_user(HALLUCINATION_SYSTEM, user, instructions)

@@ -16,14 +16,14 @@ from pytest_karenina.llm.ports import (
     StructuredResponse,
     Usage,
 )
-from pytest_karenina.pipeline.deep_judgment.template import (
+from pytest_karenina.pipeline.deep_judgment.calls import (
     DeepJudgmentCalls,
     ExcerptSettings,
-    deep_parse,
     excerpt_attributes,
     gather_excerpts,
     reason,
 )
+from pytest_karenina.pipeline.deep_judgment.template import deep_parse
 from pytest_karenina.templates import compile_template
 from pytest_karenina.templates.extraction import relaxed_class
 
@@ -212,3 +212,69 @@ def test_reasoning_only_makes_two_calls_and_quotes_nothing() -> None:
     assert section["deep_judgment_stages_completed"] == ["reasoning", "parameters"]
     assert section["deep_judgment_model_calls"] == 2
     assert section["extracted_excerpts"] == {} and section["attributes_without_excerpts"] == []
+
+
+def test_search_rates_every_quote_and_an_attribute_takes_its_worst_risk() -> None:
+    answer = compile_template(MOON)
+    judge = ScriptedJudge(
+        {
+            "year": [_quote("July 20, 1969"), _quote("1969")],
+            "commander": [_quote("Neil Armstrong")],
+        },
+        {
+            "excerpt_assessments": [
+                {"excerpt_id": "year-1", "hallucination_risk": "none", "justification": "ok"},
+                {"excerpt_id": "year-2", "hallucination_risk": "LOW", "justification": "fine"},
+            ]  # commander-1 is not rated: high
+        },
+        {"year": "1969.", "commander": "Armstrong."},
+        {"year": 1969, "commander": "Neil Armstrong"},
+    )
+    searched: list[list[str]] = []
+
+    def search(queries: list[str]) -> list[list[dict[str, str]]]:
+        searched.append(queries)
+        return [[{"title": "NASA", "content": f"About {q}", "url": "https://nasa.gov"}]
+                for q in queries]  # fmt: skip
+
+    outcome = deep_parse(
+        judge, judge, QUESTION, RESPONSE, answer, relaxed_class(answer),
+        mode="full", settings=ExcerptSettings(), search=search,
+    )  # fmt: skip
+
+    assert searched == [["July 20, 1969", "1969", "Neil Armstrong"]]
+    section = outcome.section_fields()
+    assert section["deep_judgment_search_enabled"] is True
+    assert section["hallucination_risk_assessment"] == {"year": "low", "commander": "high"}
+    assert section["deep_judgment_stages_completed"] == [
+        "excerpts", "excerpt_hallucination_assessment", "reasoning", "parameters",
+    ]  # fmt: skip
+    first = section["extracted_excerpts"]["year"][0]
+    assert first["search_results"][0]["content"] == "About July 20, 1969"
+    assert (first["hallucination_risk"], first["hallucination_justification"]) == ("none", "ok")
+    prompt = judge.requests[1][1][1].content
+    assert '<excerpt id="year-2" attribute="year">' in prompt and "About 1969" in prompt
+    assert outcome.calls.usage["deep_judgment_hallucination_assessment"].input_tokens == 10
+
+
+def test_a_failing_search_is_a_warning_and_unknown_tools_are_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_karenina.pipeline.deep_judgment.search import (
+        SearchUnavailable,
+        attach_search_results,
+        resolve_search_tool,
+    )
+
+    def broken(queries: list[str]) -> list[object]:
+        raise TimeoutError("search backend down")
+
+    excerpts = {"year": [{"text": "1969", "confidence": "high", "similarity_score": 1.0}]}
+    (warning,) = attach_search_results(broken, excerpts)
+    assert "TimeoutError: search backend down" in warning
+    assert "search_results" not in excerpts["year"][0]
+    with pytest.raises(SearchUnavailable, match="pytest_karenina_search_tool"):
+        resolve_search_tool("our-index")
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    with pytest.raises(SearchUnavailable, match=r"tavily-python|TAVILY_API_KEY"):
+        resolve_search_tool("Tavily")

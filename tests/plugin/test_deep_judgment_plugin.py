@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.e2e.cases import CHECKPOINT_CASES
+from tests.e2e.scripting import endpoint_model
 from tests.plugin.plugin_helpers import (
     MULTI,
     copy_checkpoint,
@@ -142,3 +143,43 @@ def test_the_html_report_highlights_quoted_evidence_in_headless_chromium(
     assert "<mark" not in ungrounded  # its only quote was rejected...
     assert "no verbatim quote for author; rejected" in ungrounded  # ...and the notes say so
     assert "It was penned by Christopher Marlowe." in ungrounded
+
+
+def test_a_conftest_supplies_the_search_tool(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """``pytest_karenina_search_tool`` gives a named tool; the risks reach the export."""
+    openai_server.add_rule(
+        json.dumps({"excerpt_assessments": [
+            {"excerpt_id": "temperature-1", "hallucination_risk": "none", "justification": "ok"}
+        ]}),
+        contains=["<excerpt id=", "our-index says"], structured=False, name="hallucination",
+    )  # fmt: skip
+    pytester.makeconftest(
+        """
+def pytest_karenina_search_tool(config, name):
+    assert name == "our-index"
+    return lambda queries: [[{"title": "t", "content": "our-index says " + q, "url": "u"}]
+                            for q in queries]
+"""
+    )
+    preset = pytester.path / "preset.json"
+    preset.write_text(json.dumps({"config": {
+        "answering_models": [endpoint_model(openai_server)],
+        "parsing_models": [endpoint_model(openai_server)],
+        "deep_judgment_mode": "full", "deep_judgment_search_enabled": True,
+        "deep_judgment_search_tool": "our-index",
+    }}))  # fmt: skip
+    export = pytester.path / "results.json"
+    result = pytester.runpytest(
+        *deep_args(pytester, openai_server), f"--karenina-config={preset}",
+        f"--karenina-results={export}", "-k", "mq001",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=1, deselected=4)
+    (record,) = json.loads(export.read_text())["results"]
+    section = record["deep_judgment"]
+    assert section["deep_judgment_search_enabled"] is True
+    assert section["hallucination_risk_assessment"] == {"temperature": "none"}
+    excerpt = section["extracted_excerpts"]["temperature"][0]
+    assert excerpt["search_results"][0]["content"].startswith("our-index says Water boils")

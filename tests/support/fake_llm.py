@@ -51,6 +51,7 @@ CALL_KINDS = (
     "rubric_presence_check",
     "deep_judgment_excerpts",
     "deep_judgment_reasoning",
+    "deep_judgment_hallucination",
 )
 """The ``call_kind`` values the built-in stages use."""
 

@@ -7,11 +7,9 @@ from typing import Any
 from pytest_karenina.llm.ports import LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.deep_judgment.template import (
-    DEEP_JUDGMENT,
-    ExcerptSettings,
-    deep_parse,
-)
+from pytest_karenina.pipeline.deep_judgment.calls import ExcerptSettings
+from pytest_karenina.pipeline.deep_judgment.search import resolve_search_tool
+from pytest_karenina.pipeline.deep_judgment.template import DEEP_JUDGMENT, deep_parse
 from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import (
@@ -25,7 +23,12 @@ from pytest_karenina.pipeline.stages.context_queries import (
     template_seconds,
 )
 from pytest_karenina.prompts import parsing_messages
-from pytest_karenina.prompts.deep_judgment import EXCERPT_TASK, REASONING_ONLY_TASK, REASONING_TASK
+from pytest_karenina.prompts.deep_judgment import (
+    EXCERPT_TASK,
+    HALLUCINATION_TASK,
+    REASONING_ONLY_TASK,
+    REASONING_TASK,
+)
 from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
 from pytest_karenina.templates.extraction import relaxed_class, strict_rebuild
 from pytest_karenina.templates.time_limit import time_limit
@@ -126,13 +129,17 @@ class ParseTemplateStage(BaseVerificationStage):
             threshold=float(config_value(context, "deep_judgment_fuzzy_match_threshold", 0.8)),
             retry_attempts=int(config_value(context, "deep_judgment_excerpt_retry_attempts", 2)),
         )
-        tasks = (EXCERPT_TASK, REASONING_TASK, REASONING_ONLY_TASK, "parsing")
+        tasks = (EXCERPT_TASK, HALLUCINATION_TASK, REASONING_TASK, REASONING_ONLY_TASK, "parsing")
+        search = None
+        if mode == "full" and config_value(context, "deep_judgment_search_enabled", False):
+            search = resolve_search_tool(config_value(context, "deep_judgment_search_tool", None))
         try:
             outcome = deep_parse(
                 chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
                 mode=mode, settings=settings,
                 extraction_hints=_hints(raw_class) if _hints_enabled(context) else None,
                 instructions={task: prompt_instructions(context, task) for task in tasks},
+                search=search,
             )  # fmt: skip
         except LLMCallError as exc:
             self._failed(context, exc)
