@@ -110,3 +110,40 @@ def test_the_section_survives_an_export_round_trip() -> None:
     assert "deep_judgment_enabled" not in exported["deep_judgment"]  # seed-only, rebuilt on load
     loaded = VerificationResult.model_validate(exported)
     assert loaded.deep_judgment == result.deep_judgment
+
+
+def test_an_insufficient_answer_skips_deep_judgment() -> None:
+    config = fake_config(deep_judgment_mode="full", sufficiency_enabled=True)
+    fake = FakeLLM().answer(ANSWER).sufficiency(False, "No city is named.")
+    result = run_one(question(CLASSIC), config, fake)
+    assert fake.count("deep_judgment_excerpts") == 0
+    failure = result.metadata.failure
+    assert failure is not None and failure.category == "sufficiency"
+    assert result.deep_judgment is not None and not result.deep_judgment.deep_judgment_performed
+
+
+def test_rubric_only_has_no_template_deep_judgment() -> None:
+    from pytest_karenina.rubrics.traits import RegexTrait, Rubric
+
+    config = fake_config(deep_judgment_mode="full", evaluation_mode="rubric_only")
+    item = question(CLASSIC).model_copy(
+        update={"rubric": Rubric.from_traits([RegexTrait(name="Paris", pattern="Paris")])}
+    )
+    fake = FakeLLM().answer(ANSWER)
+    result = run_one(item, config, fake)
+    assert fake.count("deep_judgment_excerpts") == fake.count("parsing") == 0
+    assert result.deep_judgment is None
+    assert "DeepJudgmentAutoFail" not in [s.name for s in default_stages(config, rubric=True)]
+
+
+def test_template_and_rubric_runs_both() -> None:
+    from pytest_karenina.rubrics.traits import RegexTrait, Rubric
+
+    config = fake_config(deep_judgment_mode="full", evaluation_mode="template_and_rubric")
+    item = question(CLASSIC).model_copy(
+        update={"rubric": Rubric.from_traits([RegexTrait(name="Paris", pattern="Paris")])}
+    )
+    result = run_one(item, config, _judge(QUOTED))
+    assert result.verify_result is True
+    assert result.deep_judgment is not None and result.deep_judgment.deep_judgment_performed
+    assert result.rubric is not None and result.rubric.regex_trait_scores == {"Paris": True}
