@@ -1,0 +1,171 @@
+"""Rubric deep judgment for one LLM trait: quotes, reasoning, then the verdict.
+
+Excerpts are checked like template excerpts (:mod:`excerpts`), and asked for again only
+when none was valid; a trait left without a valid quote after the last attempt has
+``excerpt_validation_failed`` and no value. The reasoning comes from the quotes (or the
+whole answer when the trait quotes nothing), and a last call turns it into the verdict,
+clamped to the trait's own bounds (a declared 0 stays 0). A failing call is an error of the
+trait, never an excerpt failure. Boolean and score traits only: literal and template-kind
+traits are graded the plain way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
+from pytest_karenina.pipeline.deep_judgment.calls import json_object
+from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
+from pytest_karenina.prompts.deep_judgment import excerpt_retry
+from pytest_karenina.prompts.deep_judgment_rubric import (
+    EXCERPT_TASK,
+    REASONING_TASK,
+    SCORE_TASK,
+    excerpt_messages,
+    reasoning_messages,
+    score_messages,
+)
+from pytest_karenina.rubrics.scoring import FALSE_WORDS, clamp
+from pytest_karenina.rubrics.traits import LLMRubricTrait
+
+DEEP_KINDS = frozenset({"boolean", "score"})
+_FIRST_INTEGER = re.compile(r"-?\d+")
+
+
+@dataclass(frozen=True)
+class TraitSettings:
+    """A trait's resolved deep-judgment settings (rubric defaults 7 / 0.8 / 2)."""
+
+    max_excerpts: int = 7
+    threshold: float = 0.8
+    retry_attempts: int = 2
+    excerpts: bool = True
+
+
+@dataclass
+class TraitDeepJudgment:
+    """One trait's deep judgment: its value (None without one) and its trail."""
+
+    name: str
+    value: bool | int | None = None
+    excerpts: list[dict[str, Any]] = field(default_factory=list)
+    reasoning: str = ""
+    stages_completed: list[str] = field(default_factory=list)
+    model_calls: int = 0
+    retries: int = 0
+    excerpt_validation_failed: bool = False
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def metadata(self) -> dict[str, Any]:
+        """The trait's ``trait_metadata`` entry of the ``deep_judgment_rubric`` section."""
+        return {
+            "stages_completed": list(self.stages_completed),
+            "model_calls": self.model_calls,
+            "had_excerpts": bool(self.excerpts),
+            "excerpt_retry_count": self.retries,
+            "excerpt_validation_failed": self.excerpt_validation_failed,
+        }
+
+    def _chat(self, judge: ChatPort, messages: Any) -> str:
+        reply = judge.chat(messages, call_kind="rubric_evaluation")
+        self.model_calls += 1
+        self.usage = self.usage + reply.usage
+        return reply.text
+
+
+def bounds(trait: LLMRubricTrait) -> tuple[int, int]:
+    """A score trait's real range: its own bounds, 1..5 where unset (0 stays 0)."""
+    low = trait.min_score if trait.min_score is not None else 1
+    high = trait.max_score if trait.max_score is not None else 5
+    return low, high
+
+
+def _verdict(text: str, trait: LLMRubricTrait) -> bool | int | None:
+    data = json_object(text) or {}
+    if trait.kind == "boolean":
+        raw = data.get("result")
+        if isinstance(raw, bool):
+            return raw
+        words = text.strip().lower()
+        for word in ("true", "yes", "false", "no"):
+            if re.search(rf"\b{word}\b", words):
+                return word not in FALSE_WORDS
+        return None
+    raw = data.get("score")
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        found = _FIRST_INTEGER.search(text)
+        raw = int(found.group()) if found else None
+    return None if raw is None else clamp(raw, *bounds(trait))
+
+
+def judge_trait(
+    judge: ChatPort,
+    trait: LLMRubricTrait,
+    answer: str,
+    settings: TraitSettings,
+    instructions: Mapping[str, str | None] | None = None,
+) -> TraitDeepJudgment:
+    """Grade ``trait`` on ``answer`` through deep judgment (boolean and score kinds)."""
+    told = instructions or {}
+    outcome = TraitDeepJudgment(trait.name)
+    try:
+        quoted: list[dict[str, Any]] | None = None
+        if settings.excerpts:
+            quoted = _excerpts(judge, trait, answer, settings, outcome, told.get(EXCERPT_TASK))
+            outcome.stages_completed.append("excerpt_extraction")
+            if not quoted:
+                outcome.excerpt_validation_failed = True
+                return outcome
+            outcome.excerpts = quoted
+        reasoning = outcome._chat(judge, reasoning_messages(
+            trait.name, trait.description, excerpts=quoted,
+            answer=None if quoted is not None else answer,
+            instructions=told.get(REASONING_TASK),
+        ))  # fmt: skip
+        outcome.reasoning = reasoning.strip()
+        outcome.stages_completed.append("reasoning_generation")
+        scale = bounds(trait) if trait.kind == "score" else None
+        text = outcome._chat(judge, score_messages(
+            trait.name, trait.description, outcome.reasoning, bounds=scale,
+            instructions=told.get(SCORE_TASK),
+        ))  # fmt: skip
+        outcome.value = _verdict(text, trait)
+        outcome.stages_completed.append("score_extraction")
+        if outcome.value is None:
+            outcome.error = "deep judgment: the verdict reply could not be read"
+    except LLMCallError as exc:
+        outcome.error = f"deep judgment: {exc.reason}"
+    return outcome
+
+
+def _excerpts(
+    judge: ChatPort,
+    trait: LLMRubricTrait,
+    answer: str,
+    settings: TraitSettings,
+    outcome: TraitDeepJudgment,
+    instructions: str | None,
+) -> list[dict[str, Any]]:
+    """The trait's valid quotes; asked for again only while none is valid."""
+    text = ResponseText(answer)
+    messages = excerpt_messages(
+        trait.name, trait.description, answer,
+        max_excerpts=settings.max_excerpts, instructions=instructions,
+    )  # fmt: skip
+    for attempt in range(settings.retry_attempts + 1):
+        reply = outcome._chat(judge, messages)
+        check = check_excerpts(
+            json_object(reply) or {}, ["excerpts"], text,
+            threshold=settings.threshold, max_per_attribute=settings.max_excerpts,
+        )  # fmt: skip
+        valid = [e.to_result() for e in check.accepted.get("excerpts", []) if e.text]
+        if valid or attempt == settings.retry_attempts:
+            return valid
+        outcome.retries += 1
+        feedback = check.feedback(settings.threshold) if check.rejected else "No excerpt given."
+        messages = excerpt_retry(messages, reply, feedback)
+    return []

@@ -1,0 +1,112 @@
+"""Rubric deep judgment's judge calls, per LLM trait: excerpts, reasoning, the verdict.
+
+1. ``dj_rubric_excerpt_extraction``: quotes of the answer bearing on the trait,
+   ``{"excerpts": [{"text", "confidence"}]}``; a retry lists the rejected quotes.
+2. ``dj_rubric_reasoning``: plain text (Evidence / Interpretation / Conclusion) from the
+   quotes, or from the whole answer when the trait quotes nothing.
+3. ``dj_rubric_score_extraction``: the reasoning into ``{"result": bool}`` (boolean traits)
+   or ``{"score": int}`` (score traits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pytest_karenina.llm.ports import ChatMessage
+from pytest_karenina.prompts.messages import system_and_user
+
+EXCERPT_TASK = "dj_rubric_excerpt_extraction"
+REASONING_TASK = "dj_rubric_reasoning"
+SCORE_TASK = "dj_rubric_score_extraction"
+
+EXCERPT_SYSTEM = """\
+You collect evidence for grading one quality trait of an answer.
+
+Copy from the answer up to {max_excerpts} passages that bear on the trait, each exactly as \
+written (same words, same order), with a confidence: "high", "medium" or "low". If nothing \
+in the answer bears on it, give an empty list.
+
+## Reply
+A JSON object and nothing else: {{"excerpts": [{{"text": "<exact quote>", \
+"confidence": "high|medium|low"}}]}}"""
+
+TRAIT_BLOCK = """\
+<trait name="{name}">
+{description}
+</trait>"""
+
+EXCERPT_USER = """\
+{trait}
+
+<answer>
+{answer}
+</answer>"""
+
+REASONING_SYSTEM = """\
+You grade one quality trait of an answer, reasoning before you decide.
+
+Write three short sections: Evidence (what the quotes, or the answer, show), \
+Interpretation (what that means for the trait) and Conclusion (whether, or how well, the \
+answer has the trait). Do not give a number or a yes/no verdict; that comes next."""
+
+REASONING_USER = """\
+{trait}
+
+<{tag}>
+{body}
+</{tag}>"""
+
+SCORE_SYSTEM = """\
+You turn a grader's reasoning about one trait into its verdict.
+
+## Reply
+A JSON object and nothing else: {reply_shape}"""
+
+BOOLEAN_REPLY = '{"result": true} or {"result": false}'
+SCORE_REPLY = '{{"score": <a whole number from {low} to {high}>}}'
+
+SCORE_USER = """\
+{trait}
+
+<reasoning>
+{reasoning}
+</reasoning>"""
+
+
+def trait_block(name: str, description: str | None) -> str:
+    return TRAIT_BLOCK.format(name=name, description=description or name)
+
+
+def excerpt_messages(
+    name: str, description: str | None, answer: str, *, max_excerpts: int,
+    instructions: str | None = None,
+) -> list[ChatMessage]:  # fmt: skip
+    """``[system, user]`` asking for the trait's evidence."""
+    system = EXCERPT_SYSTEM.format(max_excerpts=max_excerpts)
+    user = EXCERPT_USER.format(trait=trait_block(name, description), answer=answer)
+    return system_and_user(system, user, instructions)
+
+
+def reasoning_messages(
+    name: str, description: str | None, *,
+    excerpts: Sequence[Mapping[str, object]] | None = None, answer: str | None = None,
+    instructions: str | None = None,
+) -> list[ChatMessage]:  # fmt: skip
+    """``[system, user]`` asking for reasoning from the quotes, or from the answer."""
+    if excerpts is not None:
+        body = "\n".join(f'- "{e.get("text")}" ({e.get("confidence")})' for e in excerpts)
+        tag = "evidence"
+    else:
+        body, tag = answer or "", "answer"
+    user = REASONING_USER.format(trait=trait_block(name, description), tag=tag, body=body)
+    return system_and_user(REASONING_SYSTEM, user, instructions)
+
+
+def score_messages(
+    name: str, description: str | None, reasoning: str, *,
+    bounds: tuple[int, int] | None = None, instructions: str | None = None,
+) -> list[ChatMessage]:  # fmt: skip
+    """``[system, user]`` for the verdict: boolean, or a score within ``bounds``."""
+    shape = BOOLEAN_REPLY if bounds is None else SCORE_REPLY.format(low=bounds[0], high=bounds[1])
+    user = SCORE_USER.format(trait=trait_block(name, description), reasoning=reasoning)
+    return system_and_user(SCORE_SYSTEM.format(reply_shape=shape), user, instructions)
