@@ -76,3 +76,34 @@ def test_a_failing_call_is_an_error_of_the_trait_not_an_excerpt_failure() -> Non
     assert outcome.error == "deep judgment: rate limited for good"
     assert outcome.value is None and not outcome.excerpt_validation_failed
     assert outcome.excerpts  # the quotes it got are kept
+
+
+def test_which_traits_are_deep_judged_and_with_what_settings() -> None:
+    """compat 4.8; unset numbers take the rubric defaults (7 / 0.8 / 2), not the template's.
+    (Rubric deep judgment is still refused by validation: the configs are copied, not built.)"""
+    from pytest_karenina.config.sections import DeepJudgmentRubricCustomConfig
+    from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.pipeline.deep_judgment.rubric_trait import trait_settings
+    from tests.support.fake_llm import fake_config
+
+    base = fake_config(deep_judgment_max_excerpts_per_attribute=2)
+
+    def mode(name: str, **more: object) -> VerificationConfig:
+        return base.model_copy(update={"deep_judgment_rubric_mode": name, **more})
+
+    own = CLEAR.model_copy(update={"deep_judgment_enabled": True, "deep_judgment_max_excerpts": 4})
+    assert trait_settings(mode("disabled"), CLEAR, "q1") is None
+    assert trait_settings(mode("disabled"), own, "q1") == TraitSettings(4, 0.8, 2, True)
+    assert trait_settings(mode("use_checkpoint"), own, "q1") == TraitSettings(4, 0.8, 2, True)
+    everything = mode("enable_all", deep_judgment_rubric_global_excerpts=False)
+    assert trait_settings(everything, CLEAR, "q1") == TraitSettings(7, 0.8, 2, False)
+    literal = LLMRubricTrait(name="Tone", kind="literal", classes={"formal": "f", "casual": "c"})
+    assert trait_settings(everything, literal, "q1") is None
+    entries = DeepJudgmentRubricCustomConfig.model_validate({
+        "global": {"Mechanism": {"max_excerpts": 3}},
+        "question_specific": {"q2": {"Mechanism": {"enabled": False}}},
+    })  # fmt: skip
+    custom = mode("custom", deep_judgment_rubric_config=entries)
+    assert trait_settings(custom, CLEAR, "q1") == TraitSettings(3, 0.8, 2, True)
+    assert trait_settings(custom, CLEAR, "q2") is None
+    assert trait_settings(custom, DEPTH, "q1") is None

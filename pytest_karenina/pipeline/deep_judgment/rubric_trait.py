@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
 from pytest_karenina.pipeline.deep_judgment.calls import json_object
 from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
@@ -75,6 +76,54 @@ class TraitDeepJudgment:
         self.model_calls += 1
         self.usage = self.usage + reply.usage
         return reply.text
+
+
+def trait_settings(
+    config: VerificationConfig, trait: LLMRubricTrait, question_id: str
+) -> TraitSettings | None:
+    """How ``trait`` is deep-judged for ``question_id`` (compat 4.8), or None when it is not.
+
+    ``disabled``: the trait's own ``deep_judgment_enabled``; ``enable_all``: every boolean and
+    score trait, quotes as ``deep_judgment_rubric_global_excerpts``; ``use_checkpoint``: the
+    trait's stored settings; ``custom``: the question's entry, else the global one. Unset
+    numbers take the ``deep_judgment_rubric_*_default`` settings (7 / 0.8 / 2), never the
+    template's.
+    """
+    if trait.kind not in DEEP_KINDS:
+        return None
+    mode = config.deep_judgment_rubric_mode
+    own: tuple[bool, bool, int | None, float | None, int | None]
+    if mode == "enable_all":
+        own = (True, config.deep_judgment_rubric_global_excerpts, None, None, None)
+    elif mode == "custom":
+        custom = config.deep_judgment_rubric_config
+        entry = None
+        if custom is not None:
+            entry = custom.question_specific.get(question_id, {}).get(trait.name)
+            entry = entry or custom.global_traits.get(trait.name)
+        if entry is None:
+            return None
+        own = (entry.enabled, entry.excerpt_enabled, entry.max_excerpts,
+               entry.fuzzy_match_threshold, entry.excerpt_retry_attempts)  # fmt: skip
+    else:  # disabled and use_checkpoint read the trait's own settings
+        own = (trait.deep_judgment_enabled, trait.deep_judgment_excerpt_enabled,
+               trait.deep_judgment_max_excerpts, trait.deep_judgment_fuzzy_match_threshold,
+               trait.deep_judgment_excerpt_retry_attempts)  # fmt: skip
+    enabled, excerpts, most, threshold, retries = own
+    if not enabled:
+        return None
+    return TraitSettings(
+        max_excerpts=most if most is not None else config.deep_judgment_rubric_max_excerpts_default,
+        threshold=(
+            threshold if threshold is not None
+            else config.deep_judgment_rubric_fuzzy_match_threshold_default
+        ),
+        retry_attempts=(
+            retries if retries is not None
+            else config.deep_judgment_rubric_excerpt_retry_attempts_default
+        ),
+        excerpts=excerpts,
+    )  # fmt: skip
 
 
 def bounds(trait: LLMRubricTrait) -> tuple[int, int]:
