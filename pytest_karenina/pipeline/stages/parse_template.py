@@ -98,8 +98,12 @@ class ParseTemplateStage(BaseVerificationStage):
             self._failed(context, exc)
             return
         context.usage_tracker().record("parsing", reply.usage, judge_label(context))
+        self._store(context, cls, reply.value)
+
+    def _store(self, context: VerificationContext, cls: type[BaseAnswer], reply: Any) -> None:
+        """The judge's (relaxed) reply rebuilt as the template, ground truth included."""
         with time_limit(template_seconds(context), "building the answer (ground truth)"):
-            parsed: BaseAnswer = strict_rebuild(cls, reply.value.model_dump())
+            parsed: BaseAnswer = strict_rebuild(cls, reply.model_dump())
         context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
         context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
 
@@ -148,10 +152,7 @@ class ParseTemplateStage(BaseVerificationStage):
             context.usage_tracker().record(key, usage, judge_label(context))
         context.warnings.extend(outcome.warnings)
         context.set_artifact(DEEP_JUDGMENT, outcome)
-        with time_limit(template_seconds(context), "building the answer (ground truth)"):
-            parsed: BaseAnswer = strict_rebuild(cls, outcome.reply.model_dump())
-        context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
-        context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+        self._store(context, cls, outcome.reply)
 
 
 def _hints_enabled(context: VerificationContext) -> bool:
