@@ -60,11 +60,10 @@ class DeepJudgmentCalls:
 
 @dataclass
 class GatheredExcerpts:
-    """The final attempt's check, how many extra attempts it took, and the last reply."""
+    """The final attempt's check and how many extra attempts it took."""
 
     check: ExcerptCheck
     retries: int
-    reply_text: str
 
 
 def excerpt_attributes(answer_class: type[BaseAnswer]) -> dict[str, str]:
@@ -125,7 +124,7 @@ def gather_excerpts(
                 threshold=settings.threshold, max_per_attribute=settings.max_excerpts,
             )  # fmt: skip
             if not check.rejected or last:
-                return GatheredExcerpts(check, attempt, reply.text)
+                return GatheredExcerpts(check, attempt)
             feedback = check.feedback(settings.threshold)
         messages = excerpt_retry(messages, reply.text, feedback)
     raise AssertionError("unreachable: the last attempt returns or raises")

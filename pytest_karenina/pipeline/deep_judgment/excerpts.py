@@ -52,22 +52,13 @@ class ResponseText:
         self._starts: list[int] = []  # collapsed position of each whitespace run's space
         self._removed: list[int] = []  # characters dropped up to and including that run
         self._positions: list[int] | None = None  # per character, when case folding resized
-        self._folded: str | None = None
-
-    @property
-    def folded(self) -> str | None:
-        """The text case folded, when that keeps every position (else None)."""
-        if self._folded is None:
-            folded = self.text.casefold()
-            self._folded = folded if len(folded) == len(self.text) else ""
-        return self._folded or None
 
     @property
     def collapsed(self) -> str:
         """The text with whitespace runs as one space, case folded."""
         if self._collapsed is None:
-            folded = self.folded
-            if folded is not None:
+            folded = self.text.casefold()
+            if len(folded) == len(self.text):
                 self._collapsed = self._collapse(folded)
             else:  # a character folds to several (ß -> ss): map every position
                 self._collapsed, self._positions = _collapse_slowly(self.text)

@@ -71,7 +71,8 @@ class TraitDeepJudgment:
             "excerpt_validation_failed": self.excerpt_validation_failed,
         }
 
-    def _chat(self, judge: ChatPort, messages: Any) -> str:
+    def ask(self, judge: ChatPort, messages: Any) -> str:
+        """One judge call, counted and its usage added."""
         reply = judge.chat(messages, call_kind="rubric_evaluation")
         self.model_calls += 1
         self.usage = self.usage + reply.usage
@@ -170,7 +171,7 @@ def judge_trait(
                 outcome.excerpt_validation_failed = True
                 return outcome
             outcome.excerpts = quoted
-        reasoning = outcome._chat(judge, reasoning_messages(
+        reasoning = outcome.ask(judge, reasoning_messages(
             trait.name, trait.description, excerpts=quoted,
             answer=None if quoted is not None else answer,
             instructions=told.get(REASONING_TASK),
@@ -178,7 +179,7 @@ def judge_trait(
         outcome.reasoning = reasoning.strip()
         outcome.stages_completed.append("reasoning_generation")
         scale = bounds(trait) if trait.kind == "score" else None
-        text = outcome._chat(judge, score_messages(
+        text = outcome.ask(judge, score_messages(
             trait.name, trait.description, outcome.reasoning, bounds=scale,
             instructions=told.get(SCORE_TASK),
         ))  # fmt: skip
@@ -206,7 +207,7 @@ def _excerpts(
         max_excerpts=settings.max_excerpts, instructions=instructions,
     )  # fmt: skip
     for attempt in range(settings.retry_attempts + 1):
-        reply = outcome._chat(judge, messages)
+        reply = outcome.ask(judge, messages)
         check = check_excerpts(
             json_object(reply) or {}, ["excerpts"], text,
             threshold=settings.threshold, max_per_attribute=settings.max_excerpts,
