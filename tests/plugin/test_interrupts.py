@@ -125,9 +125,10 @@ def pytest_runtest_teardown(item):
     result.stdout.fnmatch_lines_random(
         ["FAILED*mq002*", "ERROR*mq004*", "*worker 'gw1' crashed while running*mq004*"]
     )
-    assert [line for line in output.splitlines() if line.startswith("ERROR ")] == [
-        "ERROR multi_question.jsonld::mq004 - worker 'gw1' crashed while running 'mult..."
-    ]
+    # One ERROR line only; its tail is cut to the terminal width, which differs in CI.
+    error_lines = [line for line in output.splitlines() if line.startswith("ERROR ")]
+    assert len(error_lines) == 1
+    assert error_lines[0].startswith("ERROR multi_question.jsonld::mq004 - worker 'gw1' crashed")
     assert output.count("replacing crashed worker") == 1
     assert "ERROR at setup of question mq004" in output
     data = json.loads(export.read_text())
