@@ -15,6 +15,9 @@ EvaluationMode = Literal["template_only", "template_and_rubric", "rubric_only"]
 DeepJudgmentMode = Literal["disabled", "reasoning_only", "full"]
 """Template deep judgment: off, reasoning from the response, or quoted evidence first."""
 
+DeepJudgmentRubricMode = Literal["disabled", "enable_all", "use_checkpoint", "custom"]
+"""Which LLM rubric traits are deep-judged (``disabled``: those that ask for it themselves)."""
+
 RubricStrategy = Literal["batch", "sequential"]
 """LLM rubric traits in one judge call, or one call per trait."""
 

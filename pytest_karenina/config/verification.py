@@ -27,7 +27,12 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_karenina.config.choices import DeepJudgmentMode, EvaluationMode, RubricStrategy
+from pytest_karenina.config.choices import (
+    DeepJudgmentMode,
+    DeepJudgmentRubricMode,
+    EvaluationMode,
+    RubricStrategy,
+)
 from pytest_karenina.config.model import ErrorPatternConfig, ModelConfig, RetryPolicy
 from pytest_karenina.config.rules import (
     RUBRIC_MODES,
@@ -131,17 +136,17 @@ class VerificationConfig(BaseModel):
     deep_judgment_fuzzy_match_threshold: float = 0.8
     deep_judgment_excerpt_retry_attempts: int = 2
     deep_judgment_search_enabled: bool = False
-    """Check excerpts against web search (needs ``full`` deep judgment; not supported yet)."""
+    """Check excerpts against a search tool (needs ``full`` deep judgment)."""
     deep_judgment_search_tool: SearchTool = "tavily"
     """``"tavily"`` or a callable ``(query or queries) -> result(s)``."""
     deep_judgment_rubric_max_excerpts_default: int = 7
     deep_judgment_rubric_fuzzy_match_threshold_default: float = 0.8
     deep_judgment_rubric_excerpt_retry_attempts_default: int = 2
     deep_judgment_rubric_search_tool: SearchTool = "tavily"
-    deep_judgment_rubric_mode: Literal["disabled", "enable_all", "use_checkpoint", "custom"] = (
-        "disabled"
-    )
-    """Rubric deep judgment (not supported yet); ``custom`` uses ``deep_judgment_rubric_config``."""
+    deep_judgment_rubric_mode: DeepJudgmentRubricMode = "disabled"
+    """Which LLM traits are deep-judged: ``disabled`` (only traits that ask for it),
+    ``enable_all``, ``use_checkpoint`` (the traits' stored settings) or ``custom``
+    (``deep_judgment_rubric_config``); see docs/deep-judgment.md."""
     deep_judgment_rubric_global_excerpts: bool = True
     """Excerpts on or off for every trait in ``enable_all`` mode."""
     deep_judgment_rubric_config: DeepJudgmentRubricCustomConfig | None = None

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stages.checks import AbstentionCheckStage, SufficiencyCheckStage
 from pytest_karenina.pipeline.stages.deep_judgment_autofail import DeepJudgmentAutoFailStage
+from pytest_karenina.pipeline.stages.deep_judgment_rubric_autofail import (
+    DeepJudgmentRubricAutoFailStage,
+)
 from pytest_karenina.pipeline.stages.embedding_check import EmbeddingCheckStage
 from pytest_karenina.pipeline.stages.finalize import FinalizeResultStage
 from pytest_karenina.pipeline.stages.generate_answer import GenerateAnswerStage
@@ -39,11 +42,11 @@ def default_stages(
     enabled checks (abstention; sufficiency, template modes only), ParseTemplate,
     VerifyTemplate, EmbeddingCheck (always included; it acts only when enabled
     and verification failed), DeepJudgmentAutoFail (template deep judgment on),
-    RubricEvaluation (rubric modes), FinalizeResult.
-    ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation and
-    FinalizeResult. RubricEvaluation is included, as in the seed, only when a rubric
-    with traits is configured: ``rubric`` (a ``Rubric``, or a bool saying whether there
-    are rubric traits; default none) tells.
+    RubricEvaluation and DeepJudgmentRubricAutoFail (rubric modes), FinalizeResult.
+    ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation,
+    DeepJudgmentRubricAutoFail and FinalizeResult. The two rubric stages are included, as
+    in the seed, only when a rubric with traits is configured: ``rubric`` (a ``Rubric``,
+    or a bool saying whether there are rubric traits; default none) tells.
     """
     mode = evaluation_mode or (config.evaluation_mode if config else "template_only")
     if abstention_enabled is None:
@@ -66,6 +69,6 @@ def default_stages(
     if template and config is not None and config.deep_judgment_mode != "disabled":
         stages.append(DeepJudgmentAutoFailStage())
     if mode != "template_only" and has_rubric:
-        stages.append(RubricEvaluationStage())
+        stages += [RubricEvaluationStage(), DeepJudgmentRubricAutoFailStage()]
     stages.append(FinalizeResultStage())
     return stages

@@ -117,6 +117,7 @@ def explain_verdict(verdict: Verdict, facts: FieldFacts) -> str:
         lines = [explain_result(result, facts)]
     else:
         lines = [f"rubric verdict: {verdict.category}", f"  {_models(result)}"]
+        lines.extend(deep_judgment_lines(result))
     lines.extend(rubric_explanation(verdict))
     return "\n".join(lines)
 
@@ -191,14 +192,19 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
     if template is not None and template.field_verification_error:
         lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
     lines.extend(f"  override: {text}" for text in overrides(result))
-    lines.extend(
-        f"  {printable(warning)}"
-        for warning in result.metadata.warnings
-        if warning.startswith("deep judgment: ")
-    )
+    lines.extend(deep_judgment_lines(result))
     for name, value in (result.custom_fields or {}).items():
         lines.append(f"  {printable(name)} (custom stage): {short(value)}")
     return "\n".join(lines)
+
+
+def deep_judgment_lines(result: VerificationResult) -> list[str]:
+    """Deep judgment's notes: what it could not quote, and the quotes it rejected."""
+    return [
+        f"  {printable(warning)}"
+        for warning in result.metadata.warnings
+        if warning.startswith("deep judgment: ")
+    ]
 
 
 def trait_check_line(check: TraitCheck) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_karenina.config.choices import (
     DeepJudgmentMode,
+    DeepJudgmentRubricMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -138,6 +139,13 @@ OPTIONS: tuple[Option, ...] = (
         "Template deep judgment: full (quote every attribute), reasoning_only, disabled",
         metavar="MODE",
         choices=get_args(DeepJudgmentMode),
+    ),
+    Option(
+        "deep-judgment-rubric",
+        "Rubric deep judgment: enable_all (every boolean and score LLM trait), "
+        "use_checkpoint (the traits' own settings), custom (the preset's), disabled",
+        metavar="MODE",
+        choices=get_args(DeepJudgmentRubricMode),
     ),
     Option(
         "rubric-strategy",

@@ -40,7 +40,7 @@ from pytest_karenina.plugin.report.junit import write_gate_properties
 from pytest_karenina.plugin.report.payload import ItemPayload, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.run_config import build_config
+from pytest_karenina.plugin.run_config import build_config, with_search_tools
 from pytest_karenina.plugin.settings import Settings, resolve_settings
 from pytest_karenina.plugin.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.stash import (
@@ -68,13 +68,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     if problem is not None:
         raise pytest.UsageError(problem)
     settings = resolve_settings(config, checkpoints)
-    vconfig = build_config(settings)
-    if vconfig.deep_judgment_search_enabled and isinstance(vconfig.deep_judgment_search_tool, str):
-        tool = config.hook.pytest_karenina_search_tool(
-            config=config, name=vconfig.deep_judgment_search_tool
-        )
-        if tool is not None:
-            vconfig = vconfig.model_copy(update={"deep_judgment_search_tool": tool})
+    vconfig = with_search_tools(config, build_config(settings))
     settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig

@@ -97,6 +97,7 @@ def build_config(settings: Settings) -> VerificationConfig:
         "embedding_check_threshold": settings.embedding_check_threshold,
         "rubric_evaluation_strategy": settings.rubric_strategy,
         "deep_judgment_mode": settings.deep_judgment,
+        "deep_judgment_rubric_mode": settings.deep_judgment_rubric,
         "max_call_seconds": settings.llm_timeout,
         "request_timeout": settings.request_timeout,
         "template_time_limit": settings.template_timeout,
@@ -151,3 +152,20 @@ def _request_limits(settings: Settings, values: dict[str, Any]) -> dict[str, Any
         "answering_models": [adjust(model) for model in values["answering_models"]],
         "parsing_models": [adjust(model) for model in values["parsing_models"]],
     }
+
+
+def with_search_tools(config: pytest.Config, vconfig: VerificationConfig) -> VerificationConfig:
+    """``vconfig`` with each search tool given by name replaced by the function a
+    ``pytest_karenina_search_tool`` hook returns for it (none: the name stays)."""
+    wanted = {
+        "deep_judgment_search_tool": vconfig.deep_judgment_search_enabled,
+        "deep_judgment_rubric_search_tool": vconfig.evaluation_mode != "template_only",
+    }
+    found = {}
+    for setting, used in wanted.items():
+        name = getattr(vconfig, setting)
+        if used and isinstance(name, str):
+            tool = config.hook.pytest_karenina_search_tool(config=config, name=name)
+            if tool is not None:
+                found[setting] = tool
+    return vconfig.model_copy(update=found) if found else vconfig

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_karenina.config.choices import (
     DeepJudgmentMode,
+    DeepJudgmentRubricMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -79,6 +80,8 @@ class Settings:
     """None: the preset's or Karenina's default, batch."""
     deep_judgment: DeepJudgmentMode | None = None
     """None: the preset's ``deep_judgment_mode`` (default disabled)."""
+    deep_judgment_rubric: DeepJudgmentRubricMode | None = None
+    """None: the preset's ``deep_judgment_rubric_mode`` (default disabled)."""
     rubric_gate: bool = False
     """template_and_rubric: gated rubric traits must pass too."""
     rubric_gates: tuple[str, ...] = ()
@@ -217,6 +220,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         workers=_xdist_workers(config),
         rubric_strategy=cast("RubricStrategy | None", raw["rubric-strategy"]),
         deep_judgment=cast("DeepJudgmentMode | None", raw["deep-judgment"]),
+        deep_judgment_rubric=cast("DeepJudgmentRubricMode | None", raw["deep-judgment-rubric"]),
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,

@@ -143,6 +143,22 @@ def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating:
     return Outcome.NO_VERDICT
 
 
+def ungrounded_traits(result: VerificationResult) -> dict[str, str]:
+    """The rubric traits deep judgment found no verbatim quote for, with the reason."""
+    section = result.deep_judgment_rubric
+    if section is None or not section.traits_without_valid_excerpts:
+        return {}
+    metadata = section.trait_metadata or {}
+    found = {}
+    for name in section.traits_without_valid_excerpts:
+        retries = (metadata.get(name) or {}).get("excerpt_retry_count", 0)
+        found[name] = (
+            f"deep judgment: no valid quote after {retries} excerpt "
+            f"retr{'y' if retries == 1 else 'ies'}"
+        )
+    return found
+
+
 def decide_verdicts(
     results: Sequence[VerificationResult],
     definitions: Mapping[str, RubricTrait],
@@ -152,7 +168,7 @@ def decide_verdicts(
     """The verdicts of an item's results; ``gating``: rubric traits take part."""
     verdicts = []
     for result in results:
-        checks = check_traits(result.rubric, definitions, policy)
+        checks = check_traits(result.rubric, definitions, policy, ungrounded_traits(result))
         verdicts.append(Verdict(result, checks, outcome_of(result, checks, gating)))
     return verdicts
 

@@ -6,6 +6,9 @@
    quotes, or from the whole answer when the trait quotes nothing.
 3. ``dj_rubric_score_extraction``: the reasoning into ``{"result": bool}`` (boolean traits)
    or ``{"score": int}`` (score traits).
+
+With search on for the trait, ``dj_rubric_hallucination`` rates the quotes between 1 and 2
+(the template's rating prompt), and the reasoning is shown each quote's risk.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pytest_karenina.prompts.messages import system_and_user
 EXCERPT_TASK = "dj_rubric_excerpt_extraction"
 REASONING_TASK = "dj_rubric_reasoning"
 SCORE_TASK = "dj_rubric_score_extraction"
+HALLUCINATION_TASK = "dj_rubric_hallucination"
+"""The hallucination rating of a trait's quotes uses the template prompt under this task id."""
 
 EXCERPT_SYSTEM = """\
 You collect evidence for grading one quality trait of an answer.
@@ -94,12 +99,20 @@ def reasoning_messages(
 ) -> list[ChatMessage]:  # fmt: skip
     """``[system, user]`` asking for reasoning from the quotes, or from the answer."""
     if excerpts is not None:
-        body = "\n".join(f'- "{e.get("text")}" ({e.get("confidence")})' for e in excerpts)
+        body = "\n".join(_evidence_line(e) for e in excerpts)
         tag = "evidence"
     else:
         body, tag = answer or "", "answer"
     user = REASONING_USER.format(trait=trait_block(name, description), tag=tag, body=body)
     return system_and_user(REASONING_SYSTEM, user, instructions)
+
+
+def _evidence_line(excerpt: Mapping[str, object]) -> str:
+    line = f'- "{excerpt.get("text")}" ({excerpt.get("confidence")})'
+    risk = excerpt.get("hallucination_risk")
+    if risk:
+        line += f"; hallucination risk {risk}: {excerpt.get('hallucination_justification') or ''}"
+    return line.rstrip(": ")
 
 
 def score_messages(

@@ -248,9 +248,14 @@ def check_traits(
     rubric: VerificationResultRubric | None,
     definitions: Mapping[str, RubricTrait],
     policy: RubricGatePolicy,
+    ungrounded: Mapping[str, str] | None = None,
 ) -> list[TraitCheck]:
     """One :class:`TraitCheck` per trait the result covers, in evaluation order:
-    graded traits (``trait_provenance``), then skipped dynamic traits."""
+    graded traits (``trait_provenance``), then skipped dynamic traits.
+
+    ``ungrounded`` maps the traits deep judgment found no verbatim quote for to why: such a
+    trait fails its gate (rather than counting as unmeasured), unless a rule turns it off.
+    """
     if rubric is None:
         return []
     errors = rubric.trait_errors or {}
@@ -267,6 +272,9 @@ def check_traits(
             else _rule_test(trait, active, rubric) if active
             else _default_gate(trait, policy.score_threshold)
         )  # fmt: skip
+        if ungrounded and name in ungrounded:
+            checks.append(_ungrounded(trait, ungrounded[name], gated=not (rules and not active)))
+            continue
         value = _value(rubric, trait)
         error = errors.get(name)
         passed = None if gate is None or error is not None or value is None else gate[0](value)
@@ -281,6 +289,13 @@ def check_traits(
         kind = kind_label(trait) if trait is not None else "dynamic"
         checks.append(TraitCheck(name, kind, None, False, None, skipped=reason))
     return checks
+
+
+def _ungrounded(trait: RubricTrait, why: str, *, gated: bool) -> TraitCheck:
+    return TraitCheck(
+        trait.name, kind_label(trait), None, gated, False if gated else None,
+        bound="a verbatim quote of the answer" if gated else None, reasoning=why,
+    )  # fmt: skip
 
 
 def gate_summary(checks: Sequence[TraitCheck]) -> tuple[int, int]:

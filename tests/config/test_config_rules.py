@@ -121,12 +121,7 @@ class TestRules:
 
 
 UNSUPPORTED = [
-    ({"deep_judgment_rubric_mode": "enable_all"}, "deep_judgment_rubric_mode='enable_all'"),
-    ({"deep_judgment_rubric_mode": "use_checkpoint"}, "rubric deep judgment"),
-    (
-        {"deep_judgment_rubric_mode": "custom", "deep_judgment_rubric_config": {"global": {}}},
-        "deep_judgment_rubric_mode='custom'",
-    ),
+    ({"parsing_only": True}, "parsing_only=True: parsing-only (TaskEval) runs"),
     (
         {"answering_models": [model(mcp_urls_dict={"web": "http://w", "files": "http://f"})]},
         "answering_models[0].mcp_urls_dict=['files', 'web']: agent answering with MCP tools",
@@ -163,8 +158,8 @@ class TestUnsupportedFeatures:
     def test_json_path(self) -> None:
         text = '{"parsing_models": [{"id": "j", "model_name": "m", "model_provider": "p"}],'
         text += ' "answering_models": [{"interface": "manual"}],'
-        text += ' "deep_judgment_rubric_mode": "enable_all"}'
-        with pytest.raises(ConfigError, match="deep_judgment_rubric_mode='enable_all'"):
+        text += ' "parsing_only": true}'
+        with pytest.raises(ConfigError, match="parsing_only=True"):
             VerificationConfig.model_validate_json(text)
 
     def test_agentic_parsing(self) -> None:
@@ -179,21 +174,30 @@ class TestUnsupportedFeatures:
         class Holder(BaseModel):
             config: VerificationConfig
 
-        with pytest.raises(ValidationError, match="deep_judgment_rubric_mode='enable_all'"):
+        with pytest.raises(ValidationError, match="parsing_only=True"):
             Holder.model_validate(
                 {
                     "config": {
                         "answering_models": [model()],
                         "parsing_models": [model()],
-                        "deep_judgment_rubric_mode": "enable_all",
+                        "parsing_only": True,
                     }
                 }
             )
 
     def test_check_supported_after_model_copy(self) -> None:
-        copied = config().model_copy(update={"deep_judgment_rubric_mode": "enable_all"})
-        with pytest.raises(ConfigError, match="rubric deep judgment"):
+        copied = config().model_copy(update={"parsing_only": True})
+        with pytest.raises(ConfigError, match="parsing-only"):
             copied.check_supported()
+
+    @pytest.mark.parametrize("mode", ["enable_all", "use_checkpoint", "custom"])
+    def test_rubric_deep_judgment_is_supported(self, mode: str) -> None:
+        built = config(
+            deep_judgment_rubric_mode=mode,
+            deep_judgment_rubric_config={"global": {"Clarity": {}}},
+        )
+        built.check_supported()
+        assert built.deep_judgment_rubric_mode == mode
 
     def test_accepted_settings_of_unbuilt_features_when_off(self) -> None:
         built = config(

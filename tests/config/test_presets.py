@@ -106,26 +106,26 @@ def test_dump_written_as_a_preset_loads_back(tmp_path: Path) -> None:
     assert load_preset(write(tmp_path, document)) == original
 
 
-def test_deep_judgment_preset_fails_with_a_clear_config_error(tmp_path: Path) -> None:
+def test_unsupported_preset_fails_with_a_clear_config_error(tmp_path: Path) -> None:
     document = preset()
-    document["config"]["deep_judgment_rubric_mode"] = "enable_all"
+    document["config"]["parsing_only"] = True
     path = write(tmp_path, document)
     with pytest.raises(ConfigError) as caught:
         load_preset(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: config.deep_judgment_rubric_mode='enable_all'")
+    assert message.startswith(f"{path}: config.parsing_only=True")
     assert "is not supported yet by pytest-karenina" in message
     assert caught.value.source == str(path)
 
 
 def test_several_unsupported_settings_are_listed(tmp_path: Path) -> None:
     document = preset()
-    document["config"]["deep_judgment_rubric_mode"] = "enable_all"
+    document["config"]["parsing_only"] = True
     document["config"]["answering_models"][0]["interface"] = "claude_tool"
     with pytest.raises(ConfigError) as caught:
         load_preset(write(tmp_path, document))
     message = str(caught.value)
-    assert "config.deep_judgment_rubric_mode='enable_all'" in message
+    assert "config.parsing_only=True" in message
     assert "config.answering_models[0].interface='claude_tool'" in message
 
 

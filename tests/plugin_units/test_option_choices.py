@@ -11,6 +11,7 @@ import pytest
 
 from pytest_karenina.config.choices import (
     DeepJudgmentMode,
+    DeepJudgmentRubricMode,
     EvaluationMode,
     ReplayMode,
     RubricStrategy,
@@ -33,6 +34,7 @@ CHOICES: dict[str, Any] = {
     "html-trace": HtmlTrace,
     "rubric-strategy": RubricStrategy,
     "deep-judgment": DeepJudgmentMode,
+    "deep-judgment-rubric": DeepJudgmentRubricMode,
 }
 """Every option with choices and the Literal it takes them from."""
 

@@ -19,7 +19,7 @@ from pytest_karenina.plugin.verdict import (
     trait_definitions,
     worst_outcome,
 )
-from pytest_karenina.results import VerificationResult
+from pytest_karenina.results import VerificationResult, VerificationResultDeepJudgmentRubric
 from pytest_karenina.results.failure import FailureCategory
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.rubrics.traits import Rubric
@@ -395,3 +395,27 @@ def test_a_strict_replay_miss_is_its_own_error() -> None:
 
     assert outcome_of(marked, [], gating=False) is Outcome.REPLAY_ERROR
     assert outcome_of(missed, [], gating=False) is Outcome.UNEXPECTED_ERROR
+
+
+def test_a_rubric_trait_deep_judgment_could_not_ground_is_a_rubric_failure() -> None:
+    """rubric_only: no template verdict to force, so stage 12's trait fails the rubric gate
+    (Karenina turns the missing verdict into False)."""
+    section = VerificationResultDeepJudgmentRubric(
+        deep_judgment_rubric_performed=True,
+        traits_without_valid_excerpts=["Safe"],
+        trait_metadata={"Safe": {"excerpt_retry_count": 1}},
+    )
+    built = graded(Clarity=4).model_copy(update={"deep_judgment_rubric": section})
+    rubric = built.rubric.model_copy(  # type: ignore[union-attr]
+        update={"trait_provenance": {"Clarity": "global", "Safe": "global"}}
+    )
+    built = built.model_copy(update={"rubric": rubric})
+
+    (verdict,) = verdicts_of(built)
+
+    assert verdict.category is Outcome.RUBRIC_FAIL
+    assert [c.name for c in verdict.failing_traits] == ["Safe"]
+    assert verdict.failing_traits[0].reasoning == (
+        "deep judgment: no valid quote after 1 excerpt retry"
+    )
+    assert verdicts_of(built, rules=("Safe off",))[0].category is Outcome.PASS

@@ -571,3 +571,18 @@ def test_rules_on_traits_no_source_has_are_named_with_the_known_traits() -> None
         "Known traits: a.jsonld: Clarity, extraction; b.jsonld: (no traits)"
     )
     assert unknown_gate_traits(rules[1:3], sources) is None
+
+
+def test_a_trait_deep_judgment_could_not_ground_fails_its_gate_unless_turned_off() -> None:
+    depth = score("Depth")
+    why = {"Depth": "deep judgment: no valid quote after 2 excerpt retries"}
+    rubric = result(["Depth"])  # no value: without the reason it would be unmeasured
+
+    (check,) = check_traits(rubric, definitions(depth), RubricGatePolicy(), why)
+    assert (check.gated, check.passed, check.unmeasured) == (True, False, False)
+    assert check.reasoning == why["Depth"] and check.bound == "a verbatim quote of the answer"
+
+    (off,) = check_traits(rubric, definitions(depth), policy("Depth off"), why)
+    assert (off.gated, off.passed) == (False, None)
+    (plain,) = check_traits(rubric, definitions(depth), RubricGatePolicy())
+    assert plain.unmeasured

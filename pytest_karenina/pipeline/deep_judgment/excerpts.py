@@ -226,3 +226,16 @@ def check_excerpts(
         if not any(excerpt.text for excerpt in accepted):
             check.missing.append(attribute)
     return check
+
+
+def ungrounded_line(subject: str, rejected: Iterable[Mapping[str, Any]], threshold: float) -> str:
+    """The warning for ``subject`` (an attribute, a rubric trait) left without a quote: its
+    rejected quotes with their similarity, or that the judge gave none. Reports show the
+    lines that start ``deep judgment: ``."""
+    shown = "; ".join(
+        f'"{quote["text"]}" (similarity {quote["similarity_score"]:.2f} < {threshold:.2f})'
+        for quote in rejected
+    )
+    if shown:
+        return f"deep judgment: no verbatim quote for {subject}; rejected {shown}"
+    return f"deep judgment: no verbatim quote for {subject}; the judge gave none"

@@ -19,10 +19,20 @@ from typing import Any
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
 from pytest_karenina.pipeline.deep_judgment.calls import json_object
-from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
+from pytest_karenina.pipeline.deep_judgment.excerpts import (
+    ResponseText,
+    check_excerpts,
+    ungrounded_line,
+)
+from pytest_karenina.pipeline.deep_judgment.search import (
+    SearchFunction,
+    attach_search_results,
+    rate_excerpts,
+)
 from pytest_karenina.prompts.deep_judgment import excerpt_retry
 from pytest_karenina.prompts.deep_judgment_rubric import (
     EXCERPT_TASK,
+    HALLUCINATION_TASK,
     REASONING_TASK,
     SCORE_TASK,
     excerpt_messages,
@@ -33,6 +43,8 @@ from pytest_karenina.rubrics.scoring import FALSE_WORDS, clamp
 from pytest_karenina.rubrics.traits import LLMRubricTrait
 
 DEEP_KINDS = frozenset({"boolean", "score"})
+CALL_KIND = "rubric_evaluation"
+"""Every rubric deep-judgment call is a rubric call: its usage is under ``rubric_evaluation``."""
 _FIRST_INTEGER = re.compile(r"-?\d+")
 
 
@@ -44,6 +56,7 @@ class TraitSettings:
     threshold: float = 0.8
     retry_attempts: int = 2
     excerpts: bool = True
+    search: bool = False
 
 
 @dataclass
@@ -58,7 +71,12 @@ class TraitDeepJudgment:
     model_calls: int = 0
     retries: int = 0
     excerpt_validation_failed: bool = False
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    """The last attempt's rejected quotes."""
+    threshold: float = 0.8
+    risk: dict[str, Any] | None = None
     error: str | None = None
+    warnings: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
     def metadata(self) -> dict[str, Any]:
@@ -71,9 +89,15 @@ class TraitDeepJudgment:
             "excerpt_validation_failed": self.excerpt_validation_failed,
         }
 
+    def ungrounded(self) -> str:
+        """Why the trait has no valid quote (see :func:`excerpts.ungrounded_line`)."""
+        retries = f"{self.retries} excerpt retr{'y' if self.retries == 1 else 'ies'}"
+        subject = f"rubric trait {self.name} after {retries}"
+        return ungrounded_line(subject, self.rejected, self.threshold)
+
     def ask(self, judge: ChatPort, messages: Any) -> str:
         """One judge call, counted and its usage added."""
-        reply = judge.chat(messages, call_kind="rubric_evaluation")
+        reply = judge.chat(messages, call_kind=CALL_KIND)
         self.model_calls += 1
         self.usage = self.usage + reply.usage
         return reply.text
@@ -93,9 +117,9 @@ def trait_settings(
     if trait.kind not in DEEP_KINDS:
         return None
     mode = config.deep_judgment_rubric_mode
-    own: tuple[bool, bool, int | None, float | None, int | None]
-    if mode == "enable_all":
-        own = (True, config.deep_judgment_rubric_global_excerpts, None, None, None)
+    own: tuple[bool, bool, int | None, float | None, int | None, bool]
+    if mode == "enable_all":  # search is off in this mode (compat 4.8)
+        own = (True, config.deep_judgment_rubric_global_excerpts, None, None, None, False)
     elif mode == "custom":
         custom = config.deep_judgment_rubric_config
         entry = None
@@ -105,12 +129,14 @@ def trait_settings(
         if entry is None:
             return None
         own = (entry.enabled, entry.excerpt_enabled, entry.max_excerpts,
-               entry.fuzzy_match_threshold, entry.excerpt_retry_attempts)  # fmt: skip
+               entry.fuzzy_match_threshold, entry.excerpt_retry_attempts,
+               entry.search_enabled)  # fmt: skip
     else:  # disabled and use_checkpoint read the trait's own settings
         own = (trait.deep_judgment_enabled, trait.deep_judgment_excerpt_enabled,
                trait.deep_judgment_max_excerpts, trait.deep_judgment_fuzzy_match_threshold,
-               trait.deep_judgment_excerpt_retry_attempts)  # fmt: skip
-    enabled, excerpts, most, threshold, retries = own
+               trait.deep_judgment_excerpt_retry_attempts,
+               trait.deep_judgment_search_enabled)  # fmt: skip
+    enabled, excerpts, most, threshold, retries, search = own
     if not enabled:
         return None
     return TraitSettings(
@@ -124,6 +150,7 @@ def trait_settings(
             else config.deep_judgment_rubric_excerpt_retry_attempts_default
         ),
         excerpts=excerpts,
+        search=search and excerpts,
     )  # fmt: skip
 
 
@@ -158,10 +185,17 @@ def judge_trait(
     answer: str,
     settings: TraitSettings,
     instructions: Mapping[str, str | None] | None = None,
+    *,
+    question: str = "",
+    search: SearchFunction | None = None,
 ) -> TraitDeepJudgment:
-    """Grade ``trait`` on ``answer`` through deep judgment (boolean and score kinds)."""
+    """Grade ``trait`` on ``answer`` through deep judgment (boolean and score kinds).
+
+    With ``settings.search`` and a ``search`` function, the quotes get search results and one
+    call rates their hallucination risk before the reasoning, which is shown the ratings.
+    """
     told = instructions or {}
-    outcome = TraitDeepJudgment(trait.name)
+    outcome = TraitDeepJudgment(trait.name, threshold=settings.threshold)
     try:
         quoted: list[dict[str, Any]] | None = None
         if settings.excerpts:
@@ -171,6 +205,8 @@ def judge_trait(
                 outcome.excerpt_validation_failed = True
                 return outcome
             outcome.excerpts = quoted
+            if settings.search and search is not None:
+                _assess(judge, question, search, outcome, told.get(HALLUCINATION_TASK))
         reasoning = outcome.ask(judge, reasoning_messages(
             trait.name, trait.description, excerpts=quoted,
             answer=None if quoted is not None else answer,
@@ -190,6 +226,30 @@ def judge_trait(
     except LLMCallError as exc:
         outcome.error = f"deep judgment: {exc.reason}"
     return outcome
+
+
+def _assess(
+    judge: ChatPort,
+    question: str,
+    search: SearchFunction,
+    outcome: TraitDeepJudgment,
+    instructions: str | None,
+) -> None:
+    """Search results on the trait's quotes, then one call rating them all."""
+    outcome.warnings.extend(attach_search_results(search, {outcome.name: outcome.excerpts}))
+    risks, usage, warnings = rate_excerpts(
+        judge, question, {outcome.name: outcome.excerpts},
+        call_kind=CALL_KIND, instructions=instructions,
+    )  # fmt: skip
+    if usage is not None:
+        outcome.model_calls += 1
+        outcome.usage = outcome.usage + usage
+    outcome.warnings.extend(warnings)
+    outcome.risk = {
+        "overall_risk": risks.get(outcome.name, "high"),
+        "per_excerpt_risks": [e.get("hallucination_risk") for e in outcome.excerpts],
+    }
+    outcome.stages_completed.append("hallucination_assessment")
 
 
 def _excerpts(
@@ -213,6 +273,7 @@ def _excerpts(
             threshold=settings.threshold, max_per_attribute=settings.max_excerpts,
         )  # fmt: skip
         valid = [e.to_result() for e in check.accepted.get("excerpts", []) if e.text]
+        outcome.rejected = [e.to_result() for e in check.rejected.get("excerpts", [])]
         if valid or attempt == settings.retry_attempts:
             return valid
         outcome.retries += 1

@@ -16,6 +16,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_karenina.llm.ports import ChatPort, Usage
+from pytest_karenina.pipeline.deep_judgment.calls import json_object
+from pytest_karenina.prompts.deep_judgment import hallucination_messages
+
 SearchFunction = Callable[[list[str]], Sequence[Any]]
 RISKS = ("none", "low", "medium", "high")
 HALLUCINATION_USAGE = "deep_judgment_hallucination_assessment"
@@ -25,18 +29,20 @@ class SearchUnavailable(RuntimeError):
     """The configured search tool cannot be used here (a missing extra or key)."""
 
 
-def tavily_search(max_results: int = 3) -> SearchFunction:
-    """A search function on Tavily's client, made when a run needs it."""
+def tavily_search(
+    max_results: int = 3, setting: str = "deep_judgment_search_tool"
+) -> SearchFunction:
+    """A search function on Tavily's client, made when a run needs it; ``setting`` names
+    the configuration field in errors."""
     try:
         from tavily import TavilyClient  # type: ignore[import-not-found]
     except ImportError as exc:
         raise SearchUnavailable(
-            "deep_judgment_search_tool='tavily' needs tavily-python: "
-            "pip install 'pytest-karenina[search]'"
+            f"{setting}='tavily' needs tavily-python: pip install 'pytest-karenina[search]'"
         ) from exc
     key = os.environ.get("TAVILY_API_KEY", "")
     if not key.strip():
-        raise SearchUnavailable("deep_judgment_search_tool='tavily' needs TAVILY_API_KEY")
+        raise SearchUnavailable(f"{setting}='tavily' needs TAVILY_API_KEY")
     client = TavilyClient(api_key=key)
 
     def search(queries: list[str]) -> list[list[dict[str, Any]]]:
@@ -52,14 +58,15 @@ def tavily_search(max_results: int = 3) -> SearchFunction:
     return search
 
 
-def resolve_search_tool(tool: object) -> SearchFunction:
-    """The search function of ``deep_judgment_search_tool`` (a callable, or ``"tavily"``)."""
+def resolve_search_tool(tool: object, setting: str = "deep_judgment_search_tool") -> SearchFunction:
+    """The search function of ``tool`` (a callable, or ``"tavily"``), the value of the
+    configuration field ``setting``."""
     if callable(tool):
         return tool
     if isinstance(tool, str) and tool.strip().lower() == "tavily":
-        return tavily_search()
+        return tavily_search(setting=setting)
     raise SearchUnavailable(
-        f"deep_judgment_search_tool={tool!r}: not a known search tool (the built-in one is "
+        f"{setting}={tool!r}: not a known search tool (the built-in one is "
         "'tavily'; a conftest.py provides others with pytest_karenina_search_tool)"
     )
 
@@ -126,3 +133,29 @@ def attribute_risks(
         if worst >= 0:
             risks[attribute] = RISKS[worst]
     return risks
+
+
+def rate_excerpts(
+    judge: ChatPort,
+    question: str,
+    excerpts: Mapping[str, list[dict[str, Any]]],
+    *,
+    call_kind: str,
+    instructions: str | None = None,
+) -> tuple[dict[str, str], Usage | None, list[str]]:
+    """One judge call rating every quoted excerpt's hallucination risk against its search
+    results: the risk per key of ``excerpts`` (see :func:`attribute_risks`), the call's usage
+    (None when nothing was quoted, and no call made) and warnings."""
+    blocks, ids = assessment_block(excerpts)
+    if not ids:
+        return {}, None, []
+    messages = hallucination_messages(question, blocks, instructions=instructions)
+    reply = judge.chat(messages, call_kind=call_kind)
+    rated = (json_object(reply.text) or {}).get("excerpt_assessments")
+    assessed = {
+        str(item.get("excerpt_id")): item
+        for item in (rated if isinstance(rated, list) else [])
+        if isinstance(item, Mapping)
+    }
+    warnings = [] if assessed else ["deep judgment: the hallucination ratings were unreadable"]
+    return attribute_risks(excerpts, assessed), reply.usage, warnings

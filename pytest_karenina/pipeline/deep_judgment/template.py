@@ -19,15 +19,14 @@ from pytest_karenina.pipeline.deep_judgment.calls import (
     ExcerptSettings,
     excerpt_attributes,
     gather_excerpts,
-    json_object,
     reason,
 )
+from pytest_karenina.pipeline.deep_judgment.excerpts import ungrounded_line
 from pytest_karenina.pipeline.deep_judgment.search import (
     HALLUCINATION_USAGE,
     SearchFunction,
-    assessment_block,
     attach_search_results,
-    attribute_risks,
+    rate_excerpts,
 )
 from pytest_karenina.prompts.deep_judgment import (
     EXCERPT_TASK,
@@ -35,7 +34,6 @@ from pytest_karenina.prompts.deep_judgment import (
     REASONING_ONLY_TASK,
     REASONING_TASK,
     final_parse_messages,
-    hallucination_messages,
 )
 from pytest_karenina.templates import BaseAnswer, judge_schema
 
@@ -64,18 +62,10 @@ class TemplateDeepJudgment:
 
     def ungrounded(self) -> list[str]:
         """Per missing attribute, why: its rejected quotes with their similarity, or none."""
-        lines = []
-        for name in self.missing:
-            quotes = self.rejected.get(name, [])
-            if quotes:
-                shown = "; ".join(
-                    f'"{q["text"]}" (similarity {q["similarity_score"]:.2f} < {self.threshold:.2f})'
-                    for q in quotes
-                )
-                lines.append(f"deep judgment: no verbatim quote for {name}; rejected {shown}")
-            else:
-                lines.append(f"deep judgment: no verbatim quote for {name}; the judge gave none")
-        return lines
+        return [
+            ungrounded_line(name, self.rejected.get(name, []), self.threshold)
+            for name in self.missing
+        ]
 
     def section_fields(self) -> dict[str, Any]:
         """The fields of ``VerificationResultDeepJudgment``."""
@@ -173,19 +163,12 @@ def _assess(
     """Search results on every quote, then one hallucination rating call."""
     outcome.search_enabled = True
     outcome.warnings.extend(attach_search_results(search, outcome.extracted_excerpts))
-    blocks, ids = assessment_block(outcome.extracted_excerpts)
-    if ids:
-        messages = hallucination_messages(question, blocks, instructions=instructions)
-        reply = judge.chat(messages, call_kind="deep_judgment_hallucination")
-        outcome.calls.add(HALLUCINATION_USAGE, reply.usage)
-        data = json_object(reply.text) or {}
-        rated = data.get("excerpt_assessments")
-        assessed = {
-            str(item.get("excerpt_id")): item
-            for item in (rated if isinstance(rated, list) else [])
-            if isinstance(item, Mapping)
-        }
-        if not assessed:
-            outcome.warnings.append("deep judgment: the hallucination ratings were unreadable")
-        outcome.risks = attribute_risks(outcome.extracted_excerpts, assessed)
+    risks, usage, warnings = rate_excerpts(
+        judge, question, outcome.extracted_excerpts,
+        call_kind="deep_judgment_hallucination", instructions=instructions,
+    )  # fmt: skip
+    if usage is not None:
+        outcome.calls.add(HALLUCINATION_USAGE, usage)
+        outcome.risks = risks
+    outcome.warnings.extend(warnings)
     outcome.stages_completed.append("excerpt_hallucination_assessment")

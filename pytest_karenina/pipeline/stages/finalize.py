@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from pytest_karenina.config.rules import RUBRIC_MODES
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.deep_judgment.template import DEEP_JUDGMENT, TemplateDeepJudgment
@@ -21,12 +22,17 @@ from pytest_karenina.pipeline.retries import (
     TIME_BUDGET_SPENT,
     RetryTally,
 )
+from pytest_karenina.pipeline.rubric_grading.deep_traits import (
+    DEEP_JUDGMENT_RUBRIC,
+    RubricDeepJudgment,
+)
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import config_value
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
 from pytest_karenina.results import (
     VerificationResult,
     VerificationResultDeepJudgment,
+    VerificationResultDeepJudgmentRubric,
     VerificationResultMetadata,
     VerificationResultTemplate,
     cap_warnings,
@@ -34,6 +40,7 @@ from pytest_karenina.results import (
     collect_caveats,
     compute_result_id,
 )
+from pytest_karenina.rubrics.traits import has_traits
 
 _TEMPLATE_FIELDS = frozenset(VerificationResultTemplate.model_fields)
 _ROOT_FIELDS = frozenset({
@@ -80,6 +87,7 @@ class FinalizeResultStage(BaseVerificationStage):
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
             custom_fields=custom_fields(fields),
             deep_judgment=_deep_judgment_section(context),
+            deep_judgment_rubric=_deep_judgment_rubric_section(context),
         )
         context.set_artifact(FINAL_RESULT, result)
 
@@ -160,3 +168,20 @@ def _deep_judgment_section(context: VerificationContext) -> VerificationResultDe
     return VerificationResultDeepJudgment(
         deep_judgment_mode=mode, deep_judgment_enabled=True, deep_judgment_performed=False
     )
+
+
+def _deep_judgment_rubric_section(
+    context: VerificationContext,
+) -> VerificationResultDeepJudgmentRubric | None:
+    """Whenever rubric deep judgment is on for a rubric that was to be evaluated, also when
+    the evaluation never ran."""
+    record = context.get_artifact(DEEP_JUDGMENT_RUBRIC)
+    if isinstance(record, RubricDeepJudgment):
+        return record.section()
+    mode = config_value(context, "deep_judgment_rubric_mode", "disabled") or "disabled"
+    rubric_mode = config_value(context, "evaluation_mode", None) in RUBRIC_MODES
+    if mode == "disabled" or not rubric_mode:
+        return None
+    if not has_traits(context.global_rubric, context.rubric, context.dynamic_rubric):
+        return None
+    return VerificationResultDeepJudgmentRubric()

@@ -20,6 +20,15 @@ import logging
 from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.deep_judgment.rubric_trait import TraitSettings
+from pytest_karenina.pipeline.deep_judgment.search import SearchUnavailable, resolve_search_tool
+from pytest_karenina.pipeline.rubric_grading.deep_traits import (
+    DEEP_JUDGMENT_RUBRIC,
+    RubricDeepJudgment,
+    grade_deep_traits,
+    rubric_deep_judgment_enabled,
+    split_deep_traits,
+)
 from pytest_karenina.pipeline.rubric_grading.deterministic import (
     score_callable_traits,
     score_regex_traits,
@@ -35,17 +44,20 @@ from pytest_karenina.pipeline.stages.context_queries import (
     prompt_instructions,
     template_seconds,
 )
+from pytest_karenina.prompts.deep_judgment_rubric import (
+    EXCERPT_TASK,
+    HALLUCINATION_TASK,
+    REASONING_TASK,
+    SCORE_TASK,
+)
 from pytest_karenina.prompts.rubric_presence import PRESENCE_TASK
 from pytest_karenina.rubrics.merge import MergedRubric, merge_rubrics
-from pytest_karenina.rubrics.traits import has_traits
+from pytest_karenina.rubrics.traits import LLMRubricTrait, has_traits
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
 USAGE_KEY = "rubric_evaluation"
-DEEP_JUDGMENT_IGNORED = (
-    "rubric trait {name!r} asks for deep judgment, which pytest-karenina does not support; "
-    "it was graded with a plain judge call"
-)
+DEEP_TASKS = (EXCERPT_TASK, HALLUCINATION_TASK, REASONING_TASK, SCORE_TASK)
 
 
 class RubricEvaluationStage(BaseVerificationStage):
@@ -87,7 +99,7 @@ class RubricEvaluationStage(BaseVerificationStage):
         strategy = str(config_value(context, "rubric_evaluation_strategy", None) or "batch")
         try:
             self._score(context, merged, text, outcome, strategy)
-        except ReplayMiss:
+        except (ReplayMiss, SearchUnavailable):
             raise
         except Exception as exc:
             message = f"Rubric evaluation failed: {type(exc).__name__}: {exc}"
@@ -130,11 +142,42 @@ class RubricEvaluationStage(BaseVerificationStage):
                 reference=context.raw_answer,
                 instructions=lambda task: prompt_instructions(context, task),
             )
+            deep, plain, warnings = split_deep_traits(
+                context.config, rubric.llm_traits, context.question_id
+            )
+            outcome.warnings.extend(warnings)
             grader = LLMTraitGrader(judge, material, outcome, strategy=strategy)
-            grader.grade(rubric.llm_traits)
+            grader.grade(plain)
             grader.grade_metrics(rubric.metric_traits)
-        for trait in rubric.llm_traits:
-            if trait.deep_judgment_enabled:
-                outcome.warnings.append(DEEP_JUDGMENT_IGNORED.format(name=trait.name))
+            if deep:
+                record = self._deep(context, deep, text, outcome)
+                names = {trait.name for trait in plain}
+                record.standard_scores = {
+                    name: score for name, score in outcome.llm_scores.items() if name in names
+                }
+                context.set_artifact(DEEP_JUDGMENT_RUBRIC, record)
+        if rubric_deep_judgment_enabled(context.config, rubric.llm_traits):
+            context.set_artifact(
+                DEEP_JUDGMENT_RUBRIC, context.get_artifact(DEEP_JUDGMENT_RUBRIC, None)
+                or RubricDeepJudgment()
+            )  # fmt: skip
         for agentic in rubric.agentic_traits:
             outcome.fail(agentic.name, AGENTIC_UNSUPPORTED)
+
+    @staticmethod
+    def _deep(
+        context: VerificationContext,
+        deep: list[tuple[LLMRubricTrait, TraitSettings]],
+        text: str,
+        outcome: RubricOutcome,
+    ) -> RubricDeepJudgment:
+        """Rubric deep judgment of the ``deep`` traits, one after another."""
+        chat = context.judge_chat
+        if chat is None:
+            raise RuntimeError("rubric deep judgment needs a parsing model")
+        tool = config_value(context, "deep_judgment_rubric_search_tool", None)
+        return grade_deep_traits(
+            chat, deep, text, outcome, question=context.question_text,
+            instructions={task: prompt_instructions(context, task) for task in DEEP_TASKS},
+            search=lambda: resolve_search_tool(tool, "deep_judgment_rubric_search_tool"),
+        )  # fmt: skip

@@ -36,6 +36,8 @@ def header_lines(settings: Settings, vconfig: VerificationConfig, distributed: b
     ]
     if vconfig.deep_judgment_mode != "disabled":
         lines.append(f"karenina: deep judgment {vconfig.deep_judgment_mode}")
+    if vconfig.deep_judgment_rubric_mode != "disabled":
+        lines.append(f"karenina: rubric deep judgment {vconfig.deep_judgment_rubric_mode}")
     if settings.replay_note:
         lines.append(f"karenina: {settings.replay_note}")
     limits = [

@@ -115,6 +115,9 @@ def _notes(summary: ResultSummary) -> Iterator[str]:
         yield f"sufficiency: {_text(summary.sufficiency_reasoning)}"
     for note in summary.deep_judgment_notes:
         yield _text(note)
+    if summary.risks:
+        risks = ", ".join(f"{name} {risk}" for name, risk in summary.risks.items())
+        yield f"hallucination risk: {_text(risks)}"
     for name, value in summary.custom_fields.items():
         yield f"{_text(name)} (custom stage): {_value(value)}"
     if summary.error:

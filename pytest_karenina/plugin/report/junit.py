@@ -48,6 +48,25 @@ def deep_judgment_properties(result: VerificationResult) -> list[tuple[str, obje
     ]
 
 
+def deep_judgment_rubric_properties(result: VerificationResult) -> list[tuple[str, object]]:
+    """``karenina.deep_judgment_rubric.*`` when rubric deep judgment was on: whether it ran,
+    traits judged, model calls, excerpt retries and the traits left without a quote."""
+    section = result.deep_judgment_rubric
+    if section is None:
+        return []
+    prefix = "karenina.deep_judgment_rubric"
+    return [
+        (f"{prefix}.performed", section.deep_judgment_rubric_performed),
+        (f"{prefix}.traits", section.total_traits_evaluated),
+        (f"{prefix}.model_calls", section.total_deep_judgment_model_calls),
+        (f"{prefix}.excerpt_retries", section.total_excerpt_retries),
+        (
+            f"{prefix}.traits_without_excerpts",
+            ",".join(section.traits_without_valid_excerpts or ()),
+        ),
+    ]
+
+
 def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
     if not verdicts:
@@ -67,6 +86,7 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
         ("karenina.output_tokens", sum(tokens(r)[1] for r in results)),
         *rubric_properties(verdicts[0]),
         *deep_judgment_properties(result),
+        *deep_judgment_rubric_properties(result),
     ]
     return [(name, "" if value is None else value) for name, value in found]
 

@@ -69,8 +69,13 @@ class ResultSummary:
     """What custom stages added to the result (``VerificationResult.custom_fields``)."""
     unquoted: list[str] | None = None
     """Deep judgment's attributes without a verbatim quote; None when it did not run."""
+    unquoted_traits: list[str] | None = None
+    """Rubric deep judgment's traits without a verbatim quote; None when it did not run."""
     excerpts: dict[str, list[str]] = field(default_factory=dict)
-    """Deep judgment's accepted quotes per attribute (for highlighting the answer)."""
+    """Deep judgment's accepted quotes per attribute, and per rubric trait as
+    ``"rubric: <trait>"`` (for highlighting the answer)."""
+    risks: dict[str, str] = field(default_factory=dict)
+    """Hallucination risk per attribute and per rubric trait (keys as ``excerpts``)."""
     deep_judgment_notes: list[str] = field(default_factory=list)
     """Why attributes have no quote: their rejected quotes and similarities."""
 
@@ -102,7 +107,9 @@ class ResultSummary:
             rubric=list(verdict.checks),
             custom_fields=dict(result.custom_fields or {}),
             unquoted=_unquoted(result),
+            unquoted_traits=_unquoted_traits(result),
             excerpts=_quotes(result),
+            risks=_risks(result),
             deep_judgment_notes=[
                 w for w in result.metadata.warnings if w.startswith("deep judgment: ")
             ],
@@ -132,13 +139,35 @@ def _unquoted(result: VerificationResult) -> list[str] | None:
     return list(section.attributes_without_excerpts or ())
 
 
+def _unquoted_traits(result: VerificationResult) -> list[str] | None:
+    section = result.deep_judgment_rubric
+    if section is None or not section.deep_judgment_rubric_performed:
+        return None
+    return list(section.traits_without_valid_excerpts or ())
+
+
+RUBRIC_KEY = "rubric: {}"
+"""How a rubric trait is named among the attributes of :attr:`ResultSummary.excerpts`."""
+
+
 def _quotes(result: VerificationResult) -> dict[str, list[str]]:
-    section = result.deep_judgment
-    found = (section.extracted_excerpts or {}) if section is not None else {}
+    template, rubric = result.deep_judgment, result.deep_judgment_rubric
+    found = dict((template.extracted_excerpts or {}) if template is not None else {})
+    for name, quotes in ((rubric.extracted_rubric_excerpts or {}) if rubric else {}).items():
+        found[RUBRIC_KEY.format(name)] = quotes
     return {
         name: [str(q.get("text")) for q in quotes if isinstance(q, dict) and q.get("text")]
         for name, quotes in found.items()
     }
+
+
+def _risks(result: VerificationResult) -> dict[str, str]:
+    template, rubric = result.deep_judgment, result.deep_judgment_rubric
+    found = dict((template.hallucination_risk_assessment or {}) if template is not None else {})
+    assessed = (rubric.rubric_hallucination_risk_assessment or {}) if rubric is not None else {}
+    for name, risk in assessed.items():
+        found[RUBRIC_KEY.format(name)] = str((risk or {}).get("overall_risk"))
+    return found
 
 
 LOGGED_KEEPS = frozenset({"category", "question_id", "answering_model", "score"})

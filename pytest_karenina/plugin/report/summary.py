@@ -82,6 +82,34 @@ def _trait_rows(check: TraitCheck) -> list[tuple[str, TraitCheck]]:
 
 
 @dataclass
+class GroundingTally:
+    """Results that went through deep judgment, and what they left without a verbatim
+    quote (``what``: attributes or rubric traits)."""
+
+    what: str
+    judged: int = 0
+    ungrounded: int = 0
+    """Results with at least one name not quoted."""
+    unquoted: Counter[str] = field(default_factory=Counter)
+    """How many results left each name without a quote."""
+
+    def add(self, unquoted: list[str] | None) -> None:
+        """Count one result: its names without a quote, or None when it had no deep judgment."""
+        if unquoted is None:
+            return
+        self.judged += 1
+        self.ungrounded += bool(unquoted)
+        self.unquoted.update(unquoted)
+
+    def describe(self) -> str:
+        line = f"{self.judged} results, {self.ungrounded} with {self.what} "
+        line += "not quoted from the response"
+        if self.unquoted:
+            line += " (" + ", ".join(f"{n} {c}" for n, c in self.unquoted.most_common()) + ")"
+        return line
+
+
+@dataclass
 class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
@@ -93,12 +121,11 @@ class RunSummary:
     """Failed or errored reports that are not a question's verdict (plain tests, collection
     errors, teardown errors): the pass-rate gate never forgives them."""
     _rubric: dict[str, dict[str, TraitStats]] = field(default_factory=dict)
-    deep_judged: int = 0
-    """Results that went through template deep judgment."""
-    unquoted: Counter[str] = field(default_factory=Counter)
-    """Deep judgment: how many results left each attribute without a verbatim quote."""
-    ungrounded: int = 0
-    """Deep judgment: results with at least one such attribute."""
+    deep_judgment: GroundingTally = field(default_factory=lambda: GroundingTally("attributes"))
+    """Template deep judgment's results, by attribute."""
+    rubric_deep_judgment: GroundingTally = field(
+        default_factory=lambda: GroundingTally("rubric traits")
+    )
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -107,10 +134,8 @@ class RunSummary:
             return False
         model = self._rubric.setdefault(payload.answering_model or "?", {})
         for summary in payload.summaries:
-            if summary.unquoted is not None:
-                self.deep_judged += 1
-                self.ungrounded += bool(summary.unquoted)
-                self.unquoted.update(summary.unquoted)
+            self.deep_judgment.add(summary.unquoted)
+            self.rubric_deep_judgment.add(summary.unquoted_traits)
             for check in summary.rubric:
                 if check.skipped is not None:
                     continue
@@ -174,15 +199,6 @@ class RunSummary:
             ok = self.gate.passed
             session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 
-    def _deep_judgment_line(self) -> str:
-        line = (
-            f"deep judgment: {self.deep_judged} results, {self.ungrounded} with attributes "
-            "not quoted from the response"
-        )
-        if self.unquoted:
-            line += " (" + ", ".join(f"{n} {c}" for n, c in self.unquoted.most_common()) + ")"
-        return line
-
     def write(self, terminal: Any) -> None:
         if not self.payloads and not self.skipped:
             return
@@ -200,8 +216,10 @@ class RunSummary:
         )
         input_tokens, output_tokens = self.tokens()
         terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
-        if self.deep_judged:
-            terminal.write_line(self._deep_judgment_line())
+        if self.deep_judgment.judged:
+            terminal.write_line(f"deep judgment: {self.deep_judgment.describe()}")
+        if self.rubric_deep_judgment.judged:
+            terminal.write_line(f"rubric deep judgment: {self.rubric_deep_judgment.describe()}")
         rubric = self.rubric_stats()
         if rubric:
             terminal.write_line("rubric traits:")
