@@ -4,12 +4,14 @@ invented ones are rejected and named, one threshold decides."""
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rapidfuzz import fuzz
 
 from pytest_karenina.llm.json_extract import extract_json
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
@@ -130,3 +132,40 @@ def test_case_folding_that_changes_lengths_still_maps_spans() -> None:
     matched = ResponseText(text).match("STRASSE ist")
     assert matched.similarity == 1.0
     assert matched.start is not None and text[matched.start : matched.end] == "Straße\nist"
+
+
+def test_a_near_verbatim_quote_is_aligned_near_its_verbatim_half_with_the_same_decision() -> None:
+    """The fast path looks around a verbatim half of the quote; where that is not good enough
+    (here the half first occurs in an unrelated place) the whole response decides."""
+    filler = " ".join(f"padding word {n} of the report." for n in range(60))
+    decoy = "The mission was launched in spring."
+    text = f"{decoy} {filler} The mission was commanded by Neil Armstrong, a test pilot. {filler}"
+    response = ResponseText(text)
+    quote = "The mission was commanded by Neil Armstorng, a test pilot."
+
+    near = response.match(quote, 0.8)
+    assert near.start is not None and near.end is not None
+    assert "commanded by Neil Armstrong, a test pilot" in text[near.start : near.end]
+    assert 0.8 <= near.similarity < 1.0
+    whole = response.match(quote)  # enough=1.0: the window never suffices, the whole search runs
+    assert whole.similarity >= near.similarity and whole.start is not None
+    assert "Neil Armstrong" in text[whole.start : whole.end]
+    assert response.match("Apollo 13 returned safely to Earth in April.", 0.8).similarity < 0.8
+
+
+def test_the_fast_path_never_changes_a_decision() -> None:
+    """Quotes with 1 to 6 random edits: accepted with ``enough`` exactly when the whole-text
+    alignment reaches it."""
+    rng = random.Random(11)
+    words = [f"w{rng.randrange(400)}" for _ in range(2500)]
+    text = " ".join(words)
+    response = ResponseText(text)
+    for _ in range(150):
+        start = rng.randrange(len(text) - 120)
+        quote = list(text[start : start + rng.randrange(24, 110)])
+        for _ in range(rng.randrange(1, 7)):
+            quote[rng.randrange(len(quote))] = rng.choice("xyz")
+        needle = " ".join("".join(quote).split())
+        whole = fuzz.partial_ratio_alignment(needle.casefold(), response.collapsed)
+        expected = whole is not None and whole.score >= 80
+        assert (response.match(needle, 0.8).similarity >= 0.8) is expected, needle

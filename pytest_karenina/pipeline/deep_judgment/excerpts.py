@@ -24,6 +24,8 @@ _ODD_WHITESPACE = re.compile(r" \s+|[^\S ]\s*")
 _ASCII_ODD = ("  ", "\n", "\t", "\r", "\x0b", "\x0c")
 CONFIDENCES = ("high", "medium", "low")
 """The confidence levels the judge may give; anything else is read as ``medium``."""
+MIN_ANCHOR = 8
+"""The shortest verbatim stretch the near-verbatim fast path looks for."""
 NO_EXCERPT = "none"
 """The confidence of the judge's "nothing to quote" entry (empty text, an explanation)."""
 
@@ -80,7 +82,14 @@ class ResponseText:
         runs_before = bisect.bisect_left(self._starts, position)
         return position + (self._removed[runs_before - 1] if runs_before else 0)
 
-    def match(self, quote: str) -> QuoteMatch:
+    def match(self, quote: str, enough: float = 1.0) -> QuoteMatch:
+        """The best alignment of ``quote`` in the response.
+
+        A near-verbatim quote is first aligned within a window around a verbatim third of it;
+        when that reaches ``enough`` (the caller's threshold) it is the match, else the whole
+        response is searched. So accept/reject decisions are those of the whole search; an
+        accepted quote's similarity may be that of the window, never below ``enough``.
+        """
         words = quote.split()
         if not words or not self.text.strip():
             return QuoteMatch(0.0)
@@ -92,10 +101,32 @@ class ResponseText:
         at = self.collapsed.find(needle)
         if at >= 0:
             return QuoteMatch(1.0, *self._span(at, at + len(needle)))
+        near = self._near_anchor(needle, enough)
+        if near is not None:
+            return near
         aligned = fuzz.partial_ratio_alignment(needle, self.collapsed)
         if aligned is None or aligned.score <= 0 or aligned.dest_end <= aligned.dest_start:
             return QuoteMatch(0.0)
         return QuoteMatch(aligned.score / 100, *self._span(aligned.dest_start, aligned.dest_end))
+
+    def _near_anchor(self, needle: str, enough: float) -> QuoteMatch | None:
+        # A quote changed in one place keeps its first or last third verbatim: align it in
+        # a window there, three quote-lengths wide instead of the whole response.
+        size = len(needle)
+        third = max(size // 2, MIN_ANCHOR)
+        if size < 2 * MIN_ANCHOR or len(self.collapsed) < 4 * size:
+            return None
+        for anchor, offset in ((needle[:third], 0), (needle[-third:], size - third)):
+            at = self.collapsed.find(anchor)
+            if at < 0:
+                continue
+            low = max(at - offset - size, 0)
+            window = self.collapsed[low : at - offset + 2 * size]
+            aligned = fuzz.partial_ratio_alignment(needle, window, score_cutoff=enough * 100)
+            if aligned is not None and aligned.dest_end > aligned.dest_start:
+                start, end = low + aligned.dest_start, low + aligned.dest_end
+                return QuoteMatch(aligned.score / 100, *self._span(start, end))
+        return None
 
     def _span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of ``collapsed[start:end]``."""
@@ -214,7 +245,7 @@ def check_excerpts(
             if quoted >= max_per_attribute:
                 continue
             quoted += 1
-            matched = response.match(text)
+            matched = response.match(text, threshold)
             excerpt = Excerpt(
                 text, _confidence(entry.get("confidence")), matched.similarity, explanation,
                 matched.start, matched.end,

@@ -34,7 +34,7 @@ def highlighted(text: str, excerpts: Mapping[str, Sequence[str]]) -> tuple[str, 
     spans: list[tuple[int, int, str]] = []
     for attribute, quotes in excerpts.items():
         for quote in quotes:
-            found = response.match(quote)
+            found = response.match(quote, MIN_SIMILARITY)
             if found.start is None or found.end is None or found.similarity < MIN_SIMILARITY:
                 continue
             if any(found.start < end and start < found.end for start, end, _ in spans):
