@@ -23,10 +23,10 @@ from tests.support.openai_server import OpenAIServer
 INVENTED_FOR = "urn:karenina:test:mq003"  # right answer, but the judge's quote is not in it
 
 
-def script_deep_judgment(server: OpenAIServer) -> None:
-    """Excerpt, reasoning and final-parse rules per question, ahead of the classic ones."""
-    for case in CHECKPOINT_CASES[MULTI]:
-        (field,) = case.parsed
+def script_deep_judgment(server: OpenAIServer, checkpoint: str = MULTI) -> None:
+    """Excerpt, reasoning and final-parse rules per question, ahead of the classic ones: every
+    field quotes the whole answer (the field of ``INVENTED_FOR`` an invented sentence)."""
+    for case in CHECKPOINT_CASES[checkpoint]:
         quote = (
             "It was penned by Christopher Marlowe."
             if case.question_id == INVENTED_FOR
@@ -34,14 +34,14 @@ def script_deep_judgment(server: OpenAIServer) -> None:
         )
         reasoning = f"Reasoning for {case.question_id.rsplit(':', 1)[-1]}."
         server.add_rule(
-            json.dumps({field: [{"text": quote, "confidence": "high"}]}),
+            json.dumps({field: [{"text": quote, "confidence": "high"}] for field in case.parsed}),
             contains=["<response_to_analyze>", case.answer], structured=False,
             name=f"excerpts {case.question_id}",
         )  # fmt: skip
         server.add_rule(
-            json.dumps({field: reasoning}),
-            contains=["<evidence>", f"{field}:"], last_contains=case.asks, structured=False,
-            name=f"reasoning {case.question_id}",
+            json.dumps(dict.fromkeys(case.parsed, reasoning)),
+            contains=["<evidence>", f"{next(iter(case.parsed))}:"], last_contains=case.asks,
+            structured=False, name=f"reasoning {case.question_id}",
         )  # fmt: skip
         server.add_rule(
             case.parsed, contains=["Reasoning Traces", reasoning], structured=True,

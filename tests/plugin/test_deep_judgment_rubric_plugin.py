@@ -24,6 +24,7 @@ from tests.plugin.plugin_helpers import (
     rendered_rows,
     scripted,
 )
+from tests.plugin.test_deep_judgment_plugin import script_deep_judgment
 from tests.plugin.test_rubric_plugin import properties
 from tests.support.openai_rules import request_text
 from tests.support.openai_server import OpenAIServer
@@ -125,6 +126,32 @@ def test_in_rubric_only_the_ungrounded_trait_fails_the_rubric_gate(
         "'deep judgment: no valid quote after 2 excerpt retries'",
     ])  # fmt: skip
     assert "rubric_fail 1" in result.stdout.str()
+
+
+def test_template_and_rubric_deep_judgment_together(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """Both deep judgments in one template_and_rubric run: each section, both summary lines."""
+    script_deep_judgment(openai_server, CHECKPOINT)
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        *deep_args(pytester, openai_server), "--karenina-mode=template_and_rubric",
+        "--karenina-deep-judgment=full", f"--karenina-results={export}",
+    )  # fmt: skip
+
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        "*deep judgment: 3 results, 0 with attributes not quoted from the response",
+        "*rubric deep judgment: 3 results, 1 with rubric traits not quoted from the response"
+        " (Accuracy 1)",
+    ])  # fmt: skip
+    records = {r["metadata"]["question_id"]: r for r in json.loads(export.read_text())["results"]}
+    first = records[f"{RQ}1"]
+    assert first["deep_judgment"]["deep_judgment_performed"] is True
+    assert first["deep_judgment"]["attributes_without_excerpts"] == []
+    assert first["metadata"]["failure"]["stage"] == "DeepJudgmentRubricAutoFail"
+    assert first["template"]["verify_result"] is False  # the template alone would pass
 
 
 def test_a_recorded_rubric_deep_judgment_run_replays_offline(
