@@ -6,12 +6,13 @@ and 12, seed 001), with a regression test for each Karenina bug of outline B in
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import cloudpickle
 import pytest
 
-from pytest_karenina.checkpoint import Question
+from pytest_karenina.checkpoint import Question, load_checkpoint
 from pytest_karenina.llm.ports import LLMCallError
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.results import VerificationResult
@@ -19,6 +20,7 @@ from pytest_karenina.rubrics.traits import CallableTrait, LLMRubricTrait, RegexT
 from tests.pipeline.pipeline_helpers import CLASSIC
 from tests.support.fake_llm import FakeLLM, fake_config, question, run_one
 
+DATA = Path(__file__).parent.parent / "data"
 ANSWER = "The capital of France is Paris. It sits on the river Seine."
 GROUNDED = LLMRubricTrait(name="Grounded", description="Names the capital", kind="boolean")
 DEPTH = LLMRubricTrait(name="Depth", description="Detail", kind="score", min_score=0, max_score=3)
@@ -269,3 +271,33 @@ def test_the_section_survives_an_export_round_trip() -> None:
     again = VerificationResult.model_validate(exported)
     assert again.deep_judgment_rubric == result.deep_judgment_rubric
     assert exported["deep_judgment_rubric"]["trait_metadata"]["Grounded"]["model_calls"] == 3
+
+
+def test_use_checkpoint_reads_each_traits_stored_settings(tmp_path: Path) -> None:
+    """Per-trait settings stored in a checkpoint (``additionalProperty`` of the rating) decide
+    which traits are deep-judged and how; unset ones take the rubric defaults."""
+    document = json.loads((DATA / "with_rubrics.jsonld").read_text())
+    stored = {"deep_judgment_enabled": True, "deep_judgment_excerpt_enabled": True,
+              "deep_judgment_max_excerpts": 2}  # fmt: skip
+    for rating in document["rating"]:
+        if rating["name"] == "Accuracy":
+            rating["additionalProperty"] = [
+                p for p in rating["additionalProperty"] if p["name"] not in stored
+            ] + [{"@type": "PropertyValue", "name": k, "value": v} for k, v in stored.items()]
+    path = tmp_path / "stored.jsonld"
+    path.write_text(json.dumps(document))
+    rubric = load_checkpoint(path).global_rubric
+    assert rubric is not None
+    llm = [t for t in rubric.traits() if isinstance(t, LLMRubricTrait)]
+    fake = script(judge(), "Accuracy", ["capital of France is Paris"], {"result": True})
+    fake.on_json("rubric_evaluation", {"scores": {"Clarity": 4, "Completeness": 3}},
+                 contains="Clarity")  # fmt: skip
+
+    result = run(llm, fake, deep_judgment_rubric_mode="use_checkpoint")
+
+    section = result.deep_judgment_rubric
+    assert section is not None and section.deep_judgment_rubric_scores == {"Accuracy": True}
+    assert section.standard_rubric_scores == {"Clarity": 4, "Completeness": 3}
+    excerpt_request = next(r for r in fake.calls("rubric_evaluation")
+                           if EXCERPTS in r.messages[0].content)  # fmt: skip
+    assert "up to 2 passages" in excerpt_request.messages[0].content
