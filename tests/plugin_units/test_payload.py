@@ -13,6 +13,10 @@ from pytest_karenina.plugin.report.payload import (
     tokens,
 )
 from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.results import (
+    VerificationResultDeepJudgment,
+    VerificationResultDeepJudgmentRubric,
+)
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
     FACTS,
@@ -214,3 +218,33 @@ def test_what_a_summary_keeps_of_an_item() -> None:
     assert (kept.category, kept.input_tokens, kept.rubric) == (
         full.category, full.input_tokens, full.rubric,
     )  # fmt: skip
+
+
+def test_deep_judgment_quotes_risks_and_unquoted_traits_of_both_sections() -> None:
+    template = VerificationResultDeepJudgment(
+        deep_judgment_mode="full", deep_judgment_performed=True,
+        extracted_excerpts={"symbol": [{"text": "silver (Ag)", "confidence": "high"}]},
+        hallucination_risk_assessment={"symbol": "low"},
+    )  # fmt: skip
+    rubric = VerificationResultDeepJudgmentRubric(
+        deep_judgment_rubric_performed=True,
+        extracted_rubric_excerpts={"Clarity": [{"text": "The metal is silver"}]},
+        traits_without_valid_excerpts=["Safe"],
+        rubric_hallucination_risk_assessment={
+            "Clarity": {"overall_risk": "medium", "per_excerpt_risks": ["medium"]}
+        },
+    )
+    result = graded(Clarity=4).model_copy(
+        update={"deep_judgment": template, "deep_judgment_rubric": rubric}
+    )
+    (verdict,) = verdicts_of(result)
+
+    summary = ResultSummary.of_verdict(verdict, FACTS, include_trace=False)
+
+    assert summary.excerpts == {
+        "symbol": ["silver (Ag)"],
+        "rubric: Clarity": ["The metal is silver"],
+    }
+    assert summary.risks == {"symbol": "low", "rubric: Clarity": "medium"}
+    assert summary.unquoted == [] and summary.unquoted_traits == ["Safe"]
+    assert ResultSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
