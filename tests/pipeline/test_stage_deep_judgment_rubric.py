@@ -14,6 +14,7 @@ import pytest
 
 from pytest_karenina.checkpoint import Question, load_checkpoint
 from pytest_karenina.llm.ports import LLMCallError
+from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import CallableTrait, LLMRubricTrait, RegexTrait, Rubric
@@ -192,6 +193,14 @@ def test_a_failing_call_is_a_trait_error_and_never_an_excerpt_failure() -> None:
     assert section is not None and section.traits_without_valid_excerpts is None
 
 
+def test_a_strict_replay_miss_errors_the_item() -> None:
+    miss = ReplayMiss("rubric_evaluation", "q", "0" * 64, Path("calls.jsonl"))
+    fake = judge().fail("rubric_evaluation", miss)
+    result = run([GROUNDED], fake)
+    assert result.metadata.error is not None and "strict replay" in result.metadata.error
+    assert result.rubric is None
+
+
 @pytest.mark.parametrize(
     ("reply", "expected"), [({"score": 0}, 0), ("0 of 3", 0), ({"score": 7}, 3)]
 )
@@ -301,3 +310,18 @@ def test_use_checkpoint_reads_each_traits_stored_settings(tmp_path: Path) -> Non
     excerpt_request = next(r for r in fake.calls("rubric_evaluation")
                            if EXCERPTS in r.messages[0].content)  # fmt: skip
     assert "up to 2 passages" in excerpt_request.messages[0].content
+
+
+def test_an_unusable_search_tool_errors_the_item_naming_the_rubric_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    fake = script(judge(), "Grounded", ["capital of France is Paris"], {"result": True})
+    custom = {"global": {"Grounded": {"search_enabled": True}}}
+
+    result = run(
+        [GROUNDED], fake, deep_judgment_rubric_mode="custom", deep_judgment_rubric_config=custom
+    )
+
+    error = result.metadata.error or ""
+    assert "deep_judgment_rubric_search_tool='tavily' needs" in error

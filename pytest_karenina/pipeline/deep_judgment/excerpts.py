@@ -85,7 +85,7 @@ class ResponseText:
     def match(self, quote: str, enough: float = 1.0) -> QuoteMatch:
         """The best alignment of ``quote`` in the response.
 
-        A near-verbatim quote is first aligned within a window around a verbatim third of it;
+        A near-verbatim quote is first aligned within a window around a verbatim half of it;
         when that reaches ``enough`` (the caller's threshold) it is the match, else the whole
         response is searched. So accept/reject decisions are those of the whole search; an
         accepted quote's similarity may be that of the window, never below ``enough``.
@@ -110,13 +110,13 @@ class ResponseText:
         return QuoteMatch(aligned.score / 100, *self._span(aligned.dest_start, aligned.dest_end))
 
     def _near_anchor(self, needle: str, enough: float) -> QuoteMatch | None:
-        # A quote changed in one place keeps its first or last third verbatim: align it in
-        # a window there, three quote-lengths wide instead of the whole response.
+        # A quote changed in one place keeps its first or last half verbatim: align it in a
+        # window there, three quote-lengths wide, instead of the whole response.
         size = len(needle)
-        third = max(size // 2, MIN_ANCHOR)
+        half = max(size // 2, MIN_ANCHOR)
         if size < 2 * MIN_ANCHOR or len(self.collapsed) < 4 * size:
             return None
-        for anchor, offset in ((needle[:third], 0), (needle[-third:], size - third)):
+        for anchor, offset in ((needle[:half], 0), (needle[-half:], size - half)):
             at = self.collapsed.find(anchor)
             if at < 0:
                 continue

@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
+from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.deep_judgment.calls import json_object
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
     ResponseText,
@@ -223,6 +224,8 @@ def judge_trait(
         outcome.stages_completed.append("score_extraction")
         if outcome.value is None:
             outcome.error = "deep judgment: the verdict reply could not be read"
+    except ReplayMiss:
+        raise  # a missing recording is a problem of the run: the item errors
     except LLMCallError as exc:
         outcome.error = f"deep judgment: {exc.reason}"
     return outcome

@@ -117,15 +117,18 @@ def grade_deep_traits(
 ) -> RubricDeepJudgment:
     """Grade each deep trait in turn into ``outcome`` (scores, reasoning, errors, usage).
 
-    ``search`` makes the search function; it is called only when a trait searches.
+    ``search`` makes the search function, once, when the first trait that searches needs it.
     The returned record's ``standard_scores`` is filled by the caller after plain grading.
     """
     record = RubricDeepJudgment()
+    tool: SearchFunction | None = None
     for trait, settings in deep:
-        tool = search() if settings.search and search is not None else None
+        if settings.search and search is not None and tool is None:
+            tool = search()
         graded = judge_trait(
-            judge, trait, answer, settings, instructions, question=question, search=tool
-        )
+            judge, trait, answer, settings, instructions,
+            question=question, search=tool if settings.search else None,
+        )  # fmt: skip
         record.traits[trait.name] = graded
         if graded.model_calls:
             outcome.usage = outcome.usage + graded.usage

@@ -36,11 +36,8 @@ class DeepJudgmentRubricAutoFailStage(BaseAutoFailStage):
         record = context.get_artifact(DEEP_JUDGMENT_RUBRIC)
         if not isinstance(record, RubricDeepJudgment) or not record.performed:
             return False
-        return (
-            bool(record.without_excerpts())
-            and not abstained(context)
-            and (super().should_run(context))
-        )
+        ungrounded = bool(record.without_excerpts())
+        return ungrounded and not abstained(context) and super().should_run(context)
 
     def _get_autofail_reason(self, context: VerificationContext) -> str:
         record: RubricDeepJudgment = context.get_artifact(DEEP_JUDGMENT_RUBRIC)

@@ -3,8 +3,11 @@
 The rubric is the global traits followed by the question's own (a name clash
 errors the item), limited to ``rubric_trait_names``, plus the dynamic traits the
 presence check finds in the response. Regex and callable traits are scored
-locally, LLM and metric traits by the judge. The stage is independent of the
-template verdict: it also runs after a failed verification or an abstention.
+locally, LLM and metric traits by the judge; LLM traits under rubric deep judgment
+quote their evidence first, one after another (:mod:`rubric_grading.deep_traits`),
+leaving the :data:`DEEP_JUDGMENT_RUBRIC` artifact for stage 12. The stage is
+independent of the template verdict: it also runs after a failed verification or an
+abstention.
 
 Failures stay at the trait: a callable that cannot load or a judge call that fails
 leaves that trait without a value and with a reason in ``trait_errors``; the item
@@ -130,6 +133,7 @@ class RubricEvaluationStage(BaseVerificationStage):
         strategy: str,
     ) -> None:
         rubric = merged.rubric
+        record = RubricDeepJudgment()
         score_regex_traits(rubric.regex_traits, text, outcome, template_seconds(context))
         score_callable_traits(rubric.callable_traits, text, outcome)
         if rubric.llm_traits or rubric.metric_traits:
@@ -155,12 +159,8 @@ class RubricEvaluationStage(BaseVerificationStage):
                 record.standard_scores = {
                     name: score for name, score in outcome.llm_scores.items() if name in names
                 }
-                context.set_artifact(DEEP_JUDGMENT_RUBRIC, record)
-        if rubric_deep_judgment_enabled(context.config, rubric.llm_traits):
-            context.set_artifact(
-                DEEP_JUDGMENT_RUBRIC, context.get_artifact(DEEP_JUDGMENT_RUBRIC, None)
-                or RubricDeepJudgment()
-            )  # fmt: skip
+        if record.performed or rubric_deep_judgment_enabled(context.config, rubric.llm_traits):
+            context.set_artifact(DEEP_JUDGMENT_RUBRIC, record)
         for agentic in rubric.agentic_traits:
             outcome.fail(agentic.name, AGENTIC_UNSUPPORTED)
 
