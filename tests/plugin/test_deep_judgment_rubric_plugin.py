@@ -215,13 +215,16 @@ def pytest_karenina_search_tool(config, name):
         "deep_judgment_rubric_config": {"global": {"Clarity": {"search_enabled": True}}},
     }}))  # fmt: skip
     export = pytester.path / "results.json"
+    report = pytester.path / "report.html"
     result = pytester.runpytest(
         *[a for a in args if not a.startswith("--karenina-deep-judgment-rubric")],
         f"--karenina-config={preset}", "--karenina-mode=rubric_only",
-        f"--karenina-results={export}", "-k", "rq002",
+        f"--karenina-results={export}", "-k", "rq002", f"--html={report}",
+        "--self-contained-html", "--karenina-html-trace=all",
     )  # fmt: skip
 
     result.assert_outcomes(passed=1, deselected=2)
+    assert "hallucination risk: rubric: Clarity low" in rendered_dom(pytester, report)
     (record,) = json.loads(export.read_text())["results"]
     section = record["deep_judgment_rubric"]
     assert section["rubric_hallucination_risk_assessment"] == {
