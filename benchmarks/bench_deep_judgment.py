@@ -11,7 +11,8 @@ Prints the median time per reply; the target is under 1 ms.
 Pipeline: the same questions (a classic template, one field) run in one thread with the
 scripted in-process judge, deep judgment disabled and full, alternately; the difference in
 CPU per question is what deep judgment costs the engine (target: under 3 ms). The first
-round warms up.
+round warms up. Then rubric_only questions with two LLM traits, rubric deep judgment off (one
+batch call) and ``enable_all`` (excerpts, reasoning and verdict per trait), alike.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pytest_karenina.checkpoint import Benchmark, Question
 from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
 from pytest_karenina.pipeline.run import run_verification
+from pytest_karenina.rubrics.traits import LLMRubricTrait, Rubric
 from tests.pipeline.pipeline_helpers import CLASSIC
 from tests.support.fake_llm import FakeLLM, fake_config, fake_factory
 
@@ -88,6 +90,35 @@ def pipeline_cost(count: int, mode: str) -> float:
     return (time.process_time() - cpu) / count * 1000
 
 
+RUBRIC = Rubric.from_traits([
+    LLMRubricTrait(name="Grounded", description="Names the capital", kind="boolean"),
+    LLMRubricTrait(name="Detail", description="Level of detail", kind="score"),
+])  # fmt: skip
+
+
+def rubric_cost(count: int, mode: str) -> float:
+    """CPU ms per question of ``count`` rubric_only questions with two LLM traits, rubric deep
+    judgment ``mode`` (``disabled``: one batch call; ``enable_all``: three calls per trait)."""
+    questions = [
+        Question(id=f"r{i}", text=f"What is the capital of France? ({i})", raw_answer="Paris",
+                 template_code=CLASSIC, finished=True, rubric=RUBRIC)
+        for i in range(count)
+    ]  # fmt: skip
+    fake = FakeLLM().answer(ANSWER)
+    quote = {"excerpts": [{"text": "capital of France is Paris", "confidence": "high"}]}
+    fake.on("rubric_evaluation", reply=json.dumps(quote), contains="You collect evidence")
+    fake.on("rubric_evaluation", reply="Conclusion: yes.", contains="reasoning before you")
+    fake.on("rubric_evaluation", reply='{"result": true, "score": 4}', contains="You turn a")
+    fake.on("rubric_evaluation", reply=json.dumps({"scores": {"Grounded": True, "Detail": 4}}))
+    config = fake_config(evaluation_mode="rubric_only", deep_judgment_rubric_mode=mode)
+    cpu = time.process_time()
+    run_verification(
+        Benchmark(name="rdj", questions=questions), config,
+        llm=fake_factory(config, fake), max_workers=1,
+    )  # fmt: skip
+    return (time.process_time() - cpu) / count * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=2000)
@@ -100,6 +131,12 @@ def main() -> None:
         print(
             f"round {round_}: {off:.2f} ms CPU per question without deep judgment, "
             f"{full:.2f} ms with full: +{full - off:.2f} ms"
+        )
+        off = rubric_cost(args.questions, "disabled")
+        deep = rubric_cost(args.questions, "enable_all")
+        print(
+            f"round {round_}: {off:.2f} ms CPU per rubric_only question (2 LLM traits) without "
+            f"rubric deep judgment, {deep:.2f} ms with enable_all: +{deep - off:.2f} ms"
         )
     rng = random.Random(7)
     text = response_text(20_000, rng)
