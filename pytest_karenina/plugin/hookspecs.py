@@ -57,13 +57,12 @@ def pytest_karenina_make_adapter(config: pytest.Config, model: ModelConfig) -> R
 @pytest.hookspec(firstresult=True)
 def pytest_karenina_search_tool(config: pytest.Config, name: str) -> Any:
     """Return the search function for deep judgment's search tool ``name``
-    (``deep_judgment_search_tool``, ``deep_judgment_rubric_search_tool``), or None for the
-    built-in ``"tavily"``.
+    (``deep_judgment_search_tool`` or ``deep_judgment_rubric_search_tool``), or None when
+    this conftest does not know the name.
 
     A search function takes the list of queries (the accepted quotes) and returns, per
-    query, a list of ``{"title", "content", "url"}`` results. Called once per process and
-    setting given by name: the template's when ``deep_judgment_search_enabled`` is on, the
-    rubric's when rubrics are evaluated (traits turn search on one by one).
+    query, a list of ``{"title", "content", "url"}`` results. Called once per process for
+    each of the two settings that names a tool other than the built-in ``"tavily"``.
 
     Example::
 

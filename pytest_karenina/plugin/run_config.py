@@ -154,17 +154,18 @@ def _request_limits(settings: Settings, values: dict[str, Any]) -> dict[str, Any
     }
 
 
+SEARCH_TOOL_SETTINGS = ("deep_judgment_search_tool", "deep_judgment_rubric_search_tool")
+BUILT_IN_SEARCH_TOOL = "tavily"
+
+
 def with_search_tools(config: pytest.Config, vconfig: VerificationConfig) -> VerificationConfig:
-    """``vconfig`` with each search tool given by name replaced by the function a
-    ``pytest_karenina_search_tool`` hook returns for it (none: the name stays)."""
-    wanted = {
-        "deep_judgment_search_tool": vconfig.deep_judgment_search_enabled,
-        "deep_judgment_rubric_search_tool": vconfig.evaluation_mode != "template_only",
-    }
+    """``vconfig`` with each search tool named other than ``"tavily"`` replaced by the
+    function a ``pytest_karenina_search_tool`` hook returns for it (none: the name stays,
+    and a question that searches with it errors)."""
     found = {}
-    for setting, used in wanted.items():
+    for setting in SEARCH_TOOL_SETTINGS:
         name = getattr(vconfig, setting)
-        if used and isinstance(name, str):
+        if isinstance(name, str) and name.strip().lower() != BUILT_IN_SEARCH_TOOL:
             tool = config.hook.pytest_karenina_search_tool(config=config, name=name)
             if tool is not None:
                 found[setting] = tool
