@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["pytester", "tests.support.openai_fixtures"]
+pytest_plugins = ["pytester", "tests.support.openai_fixtures", "tests.support.mcp_fixtures"]
 
 
 @pytest.fixture

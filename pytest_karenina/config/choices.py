@@ -24,5 +24,5 @@ RubricStrategy = Literal["batch", "sequential"]
 ReplayMode = Literal["off", "record", "replay", "strict"]
 """Record/replay of LLM calls: strict replays only and never opens a connection."""
 
-SupportedInterface = Literal["langchain", "openai_endpoint", "manual"]
+SupportedInterface = Literal["langchain", "openai_endpoint", "manual", "langchain_deep_agents"]
 """The model interfaces pytest-karenina runs (Karenina names more; see ``ModelConfig``)."""

@@ -230,13 +230,4 @@ def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]
                     f"use one of {', '.join(map(repr, SUPPORTED_INTERFACES))}",
                 )
             )
-        if path.startswith("answering") and model.mcp_urls_dict is not None:
-            found.append(
-                UnsupportedFeature(
-                    f"{path}.mcp_urls_dict",
-                    sorted(model.mcp_urls_dict),
-                    "agent answering with MCP tools",
-                    "remove mcp_urls_dict",
-                )
-            )
     return found

@@ -89,11 +89,13 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """What a model returned for a :class:`ModelRequest`."""
+    """What a model returned for a :class:`ModelRequest`; ``trace_messages`` when the reply
+    is a recorded agent conversation (``text`` is then its rendered trace)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
     model: str | None = None
+    trace_messages: list[dict[str, Any]] | None = None
 
 
 class RawModel(Protocol):

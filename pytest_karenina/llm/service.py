@@ -78,7 +78,7 @@ class LLMService:
     def chat(self, messages: Sequence[ChatMessage], *, call_kind: str) -> ChatResponse:
         request = ModelRequest(tuple(messages), call_kind, question_id=self.question_id)
         reply = self.raw.invoke(request)
-        return ChatResponse(text=reply.text, usage=reply.usage, model=reply.model)
+        return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
     def parse(
         self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str

@@ -123,7 +123,7 @@ class RetryingModel:
         self.max_total_seconds = max_total_seconds
         self.limiter = limiter
         self.rate_limiter = rate_limiter
-        self.limiter_key = limiter_key or _default_limiter_key(inner.replay_identity)
+        self.limiter_key = limiter_key or model_limiter_key(inner.replay_identity)
         self.secrets = tuple(secrets)
         # Read once: replies are scrubbed on every call (errors, rare, read the environment anew).
         self._reply_secrets = sorted({*self.secrets, *env_secrets()} - {""}, key=len, reverse=True)
@@ -289,6 +289,8 @@ class RetryingModel:
         return outcome[0]
 
 
-def _default_limiter_key(identity: Mapping[str, Any]) -> str:
+def model_limiter_key(identity: Mapping[str, Any]) -> str:
+    """The key a model's concurrency cap and pacing are shared under (adapter, provider,
+    model, base URL of its replay identity)."""
     parts = (identity.get(name) for name in ("adapter", "provider", "model", "base_url"))
     return ":".join("" if part is None else str(part) for part in parts)

@@ -20,6 +20,7 @@ from pytest_karenina.rubrics.traits import Rubric
 if TYPE_CHECKING:
     from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.llm.agent_ports import AgentPort
     from pytest_karenina.llm.ports import ChatPort, StructuredPort
 
 
@@ -30,8 +31,9 @@ class VerificationContext:
     The ports stages call: ``answering_llm`` (the model under test),
     ``judge_llm`` (template parsing), ``judge_checks`` (the judge at temperature
     0, for abstention and sufficiency) and ``judge_chat`` (free-text judge
-    questions). ``config`` is the run's configuration (None only in hand-built
-    contexts, e.g. stage tests).
+    questions); ``answering_agent`` when the answering model works as an agent, and
+    ``judge_agent`` when the parsing model is a deep agent. ``config`` is the run's
+    configuration (None only in hand-built contexts, e.g. stage tests).
 
     Rubrics: ``rubric`` holds the question's own traits, ``global_rubric`` the
     benchmark's global traits and ``dynamic_rubric`` its dynamic traits (graded
@@ -57,6 +59,8 @@ class VerificationContext:
     judge_llm: StructuredPort | None = None
     judge_checks: StructuredPort | None = None
     judge_chat: ChatPort | None = None
+    answering_agent: AgentPort | None = None
+    judge_agent: AgentPort | None = None
     artifacts: dict[str, Any] = field(default_factory=dict)
     result_fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None

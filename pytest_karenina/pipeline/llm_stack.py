@@ -9,6 +9,7 @@ the question on the ports of its model pair (:meth:`ModelPairLLMs.for_question`)
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,11 +22,14 @@ from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
 from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
+from pytest_karenina.llm.agent_ports import AgentPort
+from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
 from pytest_karenina.llm.service import LLMService
 from pytest_karenina.llm.transport import RetryingModel
+from pytest_karenina.pipeline.agent_stack import AgentFactory, build_agent, default_agent
 from pytest_karenina.pipeline.retries import record_retry
 
 AdapterFactory = Callable[[ModelConfig], RawModel]
@@ -63,12 +67,16 @@ class ModelPairLLMs:
 
     ``answering``: the model under test; ``judge``: the parsing model (native structured
     output where the interface has it); ``judge_checks``: the parsing model at temperature
-    0, for abstention and sufficiency checks.
+    0, for abstention and sufficiency checks. ``answering_agent``: the answering model's
+    agent port when it answers as an agent (MCP tools, a deep-agent interface);
+    ``judge_agent``: the parsing model's, when it is a deep agent (agentic parsing).
     """
 
     answering: LLMService
     judge: LLMService
     judge_checks: LLMService
+    answering_agent: AgentPort | None = None
+    judge_agent: AgentPort | None = None
 
     def for_question(self, question_id: str) -> ModelPairLLMs:
         """The same ports, naming ``question_id`` in their requests (errors and replay)."""
@@ -76,6 +84,8 @@ class ModelPairLLMs:
             self.answering.for_question(question_id),
             self.judge.for_question(question_id),
             self.judge_checks.for_question(question_id),
+            self.answering_agent,
+            self.judge_agent,
         )
 
 
@@ -94,15 +104,20 @@ class LLMStack:
         *,
         replay: ReplayStore | None = None,
         adapter_factory: AdapterFactory | None = None,
+        agent_factory: AgentFactory | None = None,
     ) -> None:
         self.config = config
         self.replay = replay if replay is not None and replay.mode != "off" else None
         self.adapter_factory = adapter_factory or default_adapter
+        self.agent_factory = agent_factory or (
+            lambda model: default_agent(model, config, model_secrets(model))
+        )
         self.answering_models, self.parsing_models = config.stamped_models()
         # The stack holds these models, so their ids cannot be reused by other objects.
         self._own_ids = {id(model) for model in [*self.answering_models, *self.parsing_models]}
         self._lock = threading.Lock()
         self._raw: dict[str, RawModel] = {}
+        self._agents: dict[str, AgentPort] = {}
         self._adapters: list[RawModel] = []
         self._pairs: dict[tuple[int, int], ModelPairLLMs] = {}
 
@@ -141,17 +156,29 @@ class LLMStack:
     def _build_pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
         native = parsing.interface in ("langchain", "openai_endpoint")
         at_zero = parsing.model_copy(update={"temperature": 0.0})
+        judge_agent = agent_tier(parsing.interface) == "deep_agent"
         return ModelPairLLMs(
             answering=LLMService(self._raw_for(answering), native_structured=False),
             judge=LLMService(self._raw_for(parsing), native_structured=native),
             judge_checks=LLMService(self._raw_for(at_zero), native_structured=native),
+            answering_agent=self._agent_for(answering) if uses_agent(answering) else None,
+            judge_agent=self._agent_for(parsing) if judge_agent else None,
         )
+
+    def _agent_for(self, model: ModelConfig) -> AgentPort:
+        """The shared agent port of ``model`` (called with the lock held)."""
+        key = _model_key(model)
+        agent = self._agents.get(key)
+        if agent is None:
+            if self.replay is not None:
+                self.replay.add_secrets(model_secrets(model))
+            live = functools.partial(self.agent_factory, model)
+            agent = self._agents[key] = build_agent(model, live, self.replay)
+        return agent
 
     def _raw_for(self, model: ModelConfig) -> RawModel:
         """The shared raw stack of ``model`` (called with the lock held)."""
-        # Everything that tells two models apart, secrets included (a dump for artifacts
-        # masks header values and keys, which would make different models look equal).
-        key = model.model_dump_json(exclude={"manual_traces"}, context={REVEAL_SECRETS: True})
+        key = _model_key(model)
         stack = self._raw.get(key)
         if stack is None:
             stack = self._raw[key] = self._build_raw(model)
@@ -185,3 +212,9 @@ class LLMStack:
 
     def stats(self) -> dict[str, Any]:
         return self.replay.stats() if self.replay is not None else {}
+
+
+def _model_key(model: ModelConfig) -> str:
+    # Everything that tells two models apart, secrets included (a dump for artifacts
+    # masks header values and keys, which would make different models look equal).
+    return model.model_dump_json(exclude={"manual_traces"}, context={REVEAL_SECRETS: True})

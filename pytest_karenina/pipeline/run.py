@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.config.verification import StampedModels
+from pytest_karenina.pipeline.agent_stack import AgentsUnavailable, agents_unavailable
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack
@@ -155,6 +156,8 @@ def run_question(
         judge_llm=ports.judge,
         judge_checks=ports.judge_checks,
         judge_chat=ports.judge,
+        answering_agent=ports.answering_agent,
+        judge_agent=ports.judge_agent,
     )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
@@ -204,6 +207,9 @@ def run_verification(
     Concurrency is ``config.async_max_workers`` threads when
     ``config.async_enabled`` (else 1), unless ``max_workers`` is given.
     """
+    missing = agents_unavailable(config) if llm is None else None
+    if missing is not None:
+        raise AgentsUnavailable(missing)
     factory = llm or LLMStack(config)
     models = StampedModels(factory.answering_models, factory.parsing_models)
     questions = select_questions(benchmark, question_ids)

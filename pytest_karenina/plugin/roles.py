@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.pipeline.agent_stack import agents_unavailable
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
@@ -69,6 +70,9 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         raise pytest.UsageError(problem)
     settings = resolve_settings(config, checkpoints)
     vconfig = with_search_tools(config, build_config(settings))
+    missing = agents_unavailable(vconfig)
+    if missing is not None:
+        raise pytest.UsageError(f"karenina: {missing}")
     settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig

@@ -58,7 +58,7 @@ def render_trace(messages: Sequence[Mapping[str, Any]]) -> str:
     return BLOCK_SEPARATOR.join(blocks)
 
 
-def _text_of(content: Any) -> str:
+def content_text(content: Any) -> str:
     """Message text: a string, or the text parts of a list of content parts."""
     if content is None:
         return ""
@@ -79,7 +79,7 @@ def _assistant_blocks(message: Mapping[str, Any]) -> list[str]:
     thinking = message.get("thinking")
     if thinking:
         blocks.append(f"{THINKING_HEADER}\n{thinking}")
-    body = _text_of(message.get("content"))
+    body = content_text(message.get("content"))
     tool_calls = message.get("tool_calls") or []
     if tool_calls:
         lines = ["", TOOL_CALLS_MARKER]
@@ -98,7 +98,7 @@ def _assistant_blocks(message: Mapping[str, Any]) -> list[str]:
 def _tool_block(message: Mapping[str, Any]) -> str:
     result = message.get("tool_result") or {}
     call_id = result.get("tool_use_id", message.get("tool_call_id", ""))
-    content = _text_of(message.get("content"))
+    content = content_text(message.get("content"))
     if result.get("is_error"):
         content = f"[ERROR] {content}"
     return f"{TOOL_HEADER.format(call_id=call_id)}\n{content}"

@@ -123,10 +123,6 @@ class TestRules:
 UNSUPPORTED = [
     ({"parsing_only": True}, "parsing_only=True: parsing-only (TaskEval) runs"),
     (
-        {"answering_models": [model(mcp_urls_dict={"web": "http://w", "files": "http://f"})]},
-        "answering_models[0].mcp_urls_dict=['files', 'web']: agent answering with MCP tools",
-    ),
-    (
         {"answering_models": [model(interface="openrouter")]},
         "answering_models[0].interface='openrouter': the 'openrouter' interface",
     ),
@@ -134,7 +130,10 @@ UNSUPPORTED = [
         {"parsing_models": [model(id="judge", interface="claude_tool")]},
         "parsing_models[0].interface='claude_tool'",
     ),
-    ({"parsing_models": [DEEP_AGENT_JUDGE]}, "'langchain_deep_agents' interface"),
+    (
+        {"parsing_models": [model(id="judge", interface="claude_agent_sdk")]},
+        "'claude_agent_sdk' interface",
+    ),
     ({"db_config": {"storage_url": "sqlite:///x.db"}}, "db_config='<set>'"),
 ]
 
@@ -166,8 +165,8 @@ class TestUnsupportedFeatures:
         with pytest.raises(ConfigError) as caught:
             config(agentic_parsing=True, parsing_models=[DEEP_AGENT_JUDGE])
         fields = [item.field for item in caught.value.problems]  # type: ignore[attr-defined]
-        assert fields == ["agentic_parsing", "parsing_models[0].interface"]
-        assert str(caught.value).startswith("2 settings need features not supported yet")
+        assert fields == ["agentic_parsing"]
+        assert str(caught.value).startswith("agentic_parsing=True")
         assert "agentic_parsing=True: agentic parsing is not supported yet" in str(caught.value)
 
     def test_nested_in_another_model_it_is_a_validation_error(self) -> None:
@@ -198,6 +197,14 @@ class TestUnsupportedFeatures:
         )
         built.check_supported()
         assert built.deep_judgment_rubric_mode == mode
+
+    def test_agents_are_supported(self) -> None:
+        built = config(
+            answering_models=[model(mcp_urls_dict={"web": "http://w"})],
+            parsing_models=[DEEP_AGENT_JUDGE],
+        )
+        built.check_supported()
+        assert built.answering_models[0].mcp_urls_dict == {"web": "http://w"}
 
     def test_accepted_settings_of_unbuilt_features_when_off(self) -> None:
         built = config(

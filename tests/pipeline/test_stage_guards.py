@@ -22,11 +22,14 @@ CHECKS: dict[str, Any] = {"abstention_enabled": True, "sufficiency_enabled": Tru
 PARIS = {"capital": "Paris"}
 
 
-def cached_answer(raw: str, *, recursion_limit_reached: bool = False) -> dict[str, Any]:
+def cached_answer(
+    raw: str, *, recursion_limit_reached: bool = False, trace: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """An answer as GenerateAnswer shares it with other judges (spec 5.3)."""
     return {
         ArtifactKeys.RAW_LLM_RESPONSE: raw,
-        ArtifactKeys.TRACE_MESSAGES: [{"role": "assistant", "content": raw, "block_index": 0}],
+        ArtifactKeys.TRACE_MESSAGES: trace
+        or [{"role": "assistant", "content": raw, "block_index": 0}],
         ArtifactKeys.CONVERSATION_CONTEXT: [],
         ArtifactKeys.RECURSION_LIMIT_REACHED: recursion_limit_reached,
         ArtifactKeys.AGENT_METRICS: {"iterations": 25, "limit_reached": recursion_limit_reached},
@@ -114,6 +117,12 @@ def test_no_recursion_limit_no_autofail() -> None:
 # --- trace validation --------------------------------------------------------------
 
 TOOL_LAST = "--- AI Message ---\nSearching.\n\n--- Tool Message (call_id: c1) ---\nParis"
+TOOL_LAST_TRACE = [
+    {"role": "assistant", "content": "Searching.", "block_index": 0,
+     "tool_calls": [{"id": "c1", "name": "search", "input": {}}]},
+    {"role": "tool", "content": "Paris", "block_index": 1,
+     "tool_result": {"tool_use_id": "c1", "is_error": False}},
+]  # fmt: skip
 
 
 def with_mcp_tools(context: VerificationContext) -> None:
@@ -132,7 +141,7 @@ def test_malformed_agent_trace_fails_and_skips_parsing() -> None:
         config,
         fake,
         orchestrator=orchestrator,
-        cached_answer=cached_answer(TOOL_LAST),
+        cached_answer=cached_answer(TOOL_LAST, trace=TOOL_LAST_TRACE),
         prepare=with_mcp_tools,
     )
     assert "TraceValidationAutoFail" in executed
@@ -171,7 +180,13 @@ def test_trace_validation_writes_the_seeds_artifacts() -> None:
 
     config = fake_config()
     fake = FakeLLM().parse_as(PARIS)
-    run_one(question(CLASSIC), config, fake, cached_answer=cached_answer(TOOL_LAST), prepare=agent)
+    run_one(
+        question(CLASSIC),
+        config,
+        fake,
+        cached_answer=cached_answer(TOOL_LAST, trace=TOOL_LAST_TRACE),
+        prepare=agent,
+    )
     run_one(question(CLASSIC), config, fake.answer(ANSWER), prepare=contexts.append)
 
     keys = (

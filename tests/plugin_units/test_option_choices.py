@@ -94,7 +94,9 @@ def test_literal_values() -> None:
     """The value sets themselves (a change here is a change of the CLI)."""
     assert get_args(EvaluationMode) == ("template_only", "template_and_rubric", "rubric_only")
     assert get_args(ReplayMode) == ("off", "record", "replay", "strict")
-    assert get_args(SupportedInterface) == ("langchain", "openai_endpoint", "manual")
+    assert get_args(SupportedInterface) == (
+        "langchain", "openai_endpoint", "manual", "langchain_deep_agents",
+    )  # fmt: skip
     assert get_args(RubricStrategy) == ("batch", "sequential")
     assert get_args(HtmlTrace) == ("failed", "all", "none")
 

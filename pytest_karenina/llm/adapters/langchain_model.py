@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from pytest_karenina.config.model import ModelConfig
 
-_IMPORTS = threading.Lock()
+_IMPORTS = threading.RLock()
 """Serialises model construction across all models: it imports provider packages."""
 
 
@@ -76,19 +76,7 @@ class LangChainModel:
             return self._chat_model
 
     def _build(self) -> BaseChatModel:
-        config = self.config
-        options: dict[str, Any] = {
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-            "max_retries": 0,
-            **(config.extra_kwargs or {}),
-        }
-        if config.request_timeout is not None:
-            options["timeout"] = config.request_timeout
-        from langchain.chat_models import init_chat_model
-
-        model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
-        return cast("BaseChatModel", model)
+        return build_chat_model(self.config)
 
     def prepare(self) -> None:
         """Build the chat model now (imports the provider package); idempotent."""
@@ -130,6 +118,23 @@ class LangChainModel:
     def _reply(self, message: Any) -> ModelReply:
         text = encodable(content_text(message.content))
         return ModelReply(text, token_usage(message), self.config.model_name)
+
+
+def build_chat_model(config: ModelConfig) -> BaseChatModel:
+    """``init_chat_model`` for ``config``, with SDK retries off (the caller retries)."""
+    options: dict[str, Any] = {
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "max_retries": 0,
+        **(config.extra_kwargs or {}),
+    }
+    if config.request_timeout is not None:
+        options["timeout"] = config.request_timeout
+    from langchain.chat_models import init_chat_model
+
+    with _IMPORTS:
+        model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
+    return cast("BaseChatModel", model)
 
 
 def _speaks_openai(model: Any) -> bool:

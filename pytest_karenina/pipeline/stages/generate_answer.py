@@ -1,16 +1,27 @@
-"""Stage 2, GenerateAnswer: ask the answering model the question."""
+"""Stage 2, GenerateAnswer: ask the answering model the question.
+
+A model with MCP servers or a deep-agent interface answers through its agent port (seed 004,
+section 1): the whole conversation is kept (``trace_messages``, rendered as the raw
+response), with ``agent_metrics``, whether the run hit its call limit
+(``recursion_limit_reached``, which stage 3 turns into a failure) and the MCP servers used.
+A run stopped by its time limit keeps its partial trace and errors the item
+(``response_timeout_partial``, category ``timeout``). Other models answer in one call.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.llm.ports import LLMCallError
+from pytest_karenina.llm.agent_ports import AgentError, AgentResult, AgentRunConfig
+from pytest_karenina.llm.ports import ChatMessage, LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
-from pytest_karenina.pipeline.retries import note_llm_failure
+from pytest_karenina.pipeline.retries import TIME_BUDGET_SPENT, note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import AI_HEADER, prompt_instructions
 from pytest_karenina.prompts import generation_messages
+from pytest_karenina.results.agent_metrics import agent_metrics
+from pytest_karenina.results.trace import render_trace
 
 CACHED_ANSWER = "cached_answer"
 """Artifact the runner sets to reuse an answer generated for another judge."""
@@ -22,9 +33,11 @@ ANSWER_ARTIFACTS = (
     ArtifactKeys.TRACE_MESSAGES,
     ArtifactKeys.CONVERSATION_CONTEXT,
     ArtifactKeys.RECURSION_LIMIT_REACHED,
+    ArtifactKeys.RESPONSE_TIMEOUT_PARTIAL,
     ArtifactKeys.AGENT_METRICS,
     ArtifactKeys.ANSWERING_MCP_SERVERS,
 )
+USAGE_KEY = "answer_generation"
 
 
 class GenerateAnswerStage(BaseVerificationStage):
@@ -43,13 +56,14 @@ class GenerateAnswerStage(BaseVerificationStage):
         cached = context.get_artifact(CACHED_ANSWER)
         if isinstance(cached, dict):
             for key in ANSWER_ARTIFACTS:
-                context.set_artifact_and_result(key, cached.get(key))
+                if key in cached:
+                    context.set_artifact_and_result(key, cached[key])
             usage = cached.get("usage")
             if usage is not None:
-                context.usage_tracker().record("answer_generation", usage, cached.get("model"))
+                context.usage_tracker().record(USAGE_KEY, usage, cached.get("model"))
+            if cached.get(ArtifactKeys.RESPONSE_TIMEOUT_PARTIAL):
+                self._timed_out(context, cached.get(ArtifactKeys.AGENT_METRICS) or {})
             return
-        if context.answering_llm is None:
-            raise RuntimeError("no answering model is configured for this run")
         model = context.answering_model
         messages = generation_messages(
             context.question_text,
@@ -57,29 +71,100 @@ class GenerateAnswerStage(BaseVerificationStage):
             few_shot_examples=context.few_shot_examples,
             instructions=prompt_instructions(context, "generation"),
         )
+        if context.answering_agent is not None:
+            self._as_agent(context, messages)
+            return
+        if context.answering_llm is None:
+            raise RuntimeError("no answering model is configured for this run")
         try:
-            reply = context.answering_llm.chat(messages, call_kind="answer_generation")
+            reply = context.answering_llm.chat(messages, call_kind=USAGE_KEY)
         except Exception as exc:
-            note_llm_failure(context, exc)
-            context.set_artifact_and_result(ArtifactKeys.RAW_LLM_RESPONSE, "")
-            reason = exc.reason if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: {exc}"
-            context.mark_error(f"Adapter call failed: {reason}", self.name)
+            self._failed(context, exc)
             return
         label = model.identity("answering").display_string
-        context.usage_tracker().record("answer_generation", reply.usage, label)
+        context.usage_tracker().record(USAGE_KEY, reply.usage, label)
+        recorded = reply.trace_messages  # a manual model's recorded conversation
         raw = reply.text if model.interface == "manual" else f"{AI_HEADER}\n{reply.text}"
+        trace = recorded or [{"role": "assistant", "content": reply.text, "block_index": 0}]
+        metrics = agent_metrics(trace) if recorded else {"iterations": 1, "limit_reached": False}
+        self._store(context, messages, raw, trace, metrics, usage=reply.usage, label=label)
+
+    def _as_agent(self, context: VerificationContext, messages: list[ChatMessage]) -> None:
+        model = context.answering_model
+        agent = context.answering_agent
+        assert agent is not None
+        label = model.identity("answering").display_string
+        config = AgentRunConfig(USAGE_KEY, question_id=context.question_id)
+        try:
+            result = agent.run(messages, config)
+        except AgentError as exc:
+            if exc.partial is not None:
+                self._store_run(context, messages, exc.partial, label)
+            self._failed(context, exc)
+            return
+        except Exception as exc:
+            self._failed(context, exc)
+            return
+        self._store_run(context, messages, result, label)
+        if result.timeout_reached:
+            self._timed_out(context, context.get_artifact(ArtifactKeys.AGENT_METRICS) or {})
+
+    def _timed_out(self, context: VerificationContext, metrics: dict[str, Any]) -> None:
+        context.set_artifact(TIME_BUDGET_SPENT, True)  # failure category: timeout
+        context.mark_error(
+            "Adapter call failed: the answering agent did not finish within its time limit "
+            f"({metrics.get('iterations', 0)} model calls made; the partial trace is kept)",
+            self.name,
+        )
+
+    def _store_run(
+        self,
+        context: VerificationContext,
+        messages: list[ChatMessage],
+        result: AgentResult,
+        label: str,
+    ) -> None:
+        context.usage_tracker().record(USAGE_KEY, result.usage, label)
+        trace = result.trace_messages
+        metrics = agent_metrics(trace, limit_reached=result.limit_reached)
+        self._store(
+            context, messages, render_trace(trace), trace, metrics, usage=result.usage,
+            label=label, limit_reached=result.limit_reached, timed_out=result.timeout_reached,
+        )  # fmt: skip
+
+    def _store(
+        self,
+        context: VerificationContext,
+        messages: list[ChatMessage],
+        raw: str,
+        trace: list[dict[str, Any]],
+        metrics: dict[str, Any],
+        *,
+        usage: Any,
+        label: str,
+        limit_reached: bool = False,
+        timed_out: bool = False,
+    ) -> None:
+        servers = context.answering_model.mcp_urls_dict
         values: dict[str, Any] = {
             ArtifactKeys.RAW_LLM_RESPONSE: raw,
-            ArtifactKeys.TRACE_MESSAGES: reply.trace_messages
-            or [{"role": "assistant", "content": reply.text, "block_index": 0}],
+            ArtifactKeys.TRACE_MESSAGES: trace,
             ArtifactKeys.CONVERSATION_CONTEXT: [
                 {"role": m.role, "content": m.content, "block_index": i}
                 for i, m in enumerate(messages)
             ],
-            ArtifactKeys.RECURSION_LIMIT_REACHED: False,
-            ArtifactKeys.AGENT_METRICS: {"iterations": 1, "limit_reached": False},
-            ArtifactKeys.ANSWERING_MCP_SERVERS: None,
+            ArtifactKeys.RECURSION_LIMIT_REACHED: limit_reached,
+            ArtifactKeys.RESPONSE_TIMEOUT_PARTIAL: timed_out,
+            ArtifactKeys.AGENT_METRICS: metrics,
+            ArtifactKeys.ANSWERING_MCP_SERVERS: sorted(servers) if servers else None,
         }
         for key, value in values.items():
             context.set_artifact_and_result(key, value)
-        context.set_artifact(GENERATED_ANSWER, {**values, "usage": reply.usage, "model": label})
+        context.set_artifact(GENERATED_ANSWER, {**values, "usage": usage, "model": label})
+
+    def _failed(self, context: VerificationContext, exc: Exception) -> None:
+        note_llm_failure(context, exc)
+        if not context.has_artifact(ArtifactKeys.RAW_LLM_RESPONSE):
+            context.set_artifact_and_result(ArtifactKeys.RAW_LLM_RESPONSE, "")
+        reason = exc.reason if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: {exc}"
+        context.mark_error(f"Adapter call failed: {reason}", self.name)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pytest_karenina.llm.agents.registry import uses_agent
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.stage import BaseAutoFailStage
-from pytest_karenina.results.trace import TraceError, final_ai_message
+from pytest_karenina.results.trace import TraceError, content_text, final_ai_message
 
 
 class RecursionLimitAutoFailStage(BaseAutoFailStage):
@@ -26,8 +27,8 @@ class RecursionLimitAutoFailStage(BaseAutoFailStage):
 class TraceValidationAutoFailStage(BaseAutoFailStage):
     """Fails the item when an agent trace does not end with a usable AI message.
 
-    Only agent (MCP) traces are checked; plain answers and manual traces are
-    trusted.
+    Only agent traces (MCP tools, deep agents) are checked, from their structured
+    ``trace_messages`` when there are any; plain answers and manual traces are trusted.
     """
 
     @property
@@ -39,10 +40,10 @@ class TraceValidationAutoFailStage(BaseAutoFailStage):
             return False
         model = context.answering_model
         context.set_artifact(ArtifactKeys.MCP_ENABLED, bool(model.mcp_urls_dict))
-        if not model.mcp_urls_dict or model.interface == "manual":
+        if not uses_agent(model) or model.interface == "manual":
             return False
         try:
-            final_ai_message(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE))
+            _check_trace(context)
         except TraceError as exc:
             context.set_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED, True)
             context.set_artifact(ArtifactKeys.TRACE_VALIDATION_ERROR, str(exc))
@@ -54,3 +55,16 @@ class TraceValidationAutoFailStage(BaseAutoFailStage):
 
     def _get_autofail_reason(self, context: VerificationContext) -> str:
         return str(context.get_artifact(ArtifactKeys.TRACE_EXTRACTION_ERROR))
+
+
+def _check_trace(context: VerificationContext) -> None:
+    """Raise :class:`TraceError` unless the trace ends with an AI message that has text."""
+    messages = context.get_artifact(ArtifactKeys.TRACE_MESSAGES)
+    if not isinstance(messages, list) or not messages:
+        final_ai_message(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE))
+        return
+    last = messages[-1] if isinstance(messages[-1], dict) else {}
+    if last.get("role") not in ("assistant", "ai"):
+        raise TraceError("Last message in trace is not an AI message")
+    if not content_text(last.get("content")).strip():
+        raise TraceError("Final AI message has no text content (only tool calls)")

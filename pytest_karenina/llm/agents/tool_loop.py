@@ -1,0 +1,143 @@
+"""``tool_loop`` agents: LangChain's ``create_agent`` over the model, with its MCP tools.
+
+The run is streamed on the shared agent loop (MCP tools are async only), keeping the latest
+state, so a run stopped by a limit still has its trace:
+
+* model calls are capped by ``agent_middleware.limits.model_call_limit`` (25), or the run's
+  ``max_turns``: the middleware raises when the cap is hit, so no artificial "limit
+  exceeded" message ever becomes the answer; a graph recursion error counts the same;
+* tool calls by ``tool_call_limit`` (50): further calls are refused to the model, which can
+  still answer;
+* the whole run by ``agent_timeout`` (180 s), or the run's ``timeout``.
+
+Every model call goes through :class:`.transport_middleware.TransportMiddleware` (the
+model's concurrency cap, pacing and retry policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_karenina.llm.adapters.langchain_model import to_langchain
+from pytest_karenina.llm.agent_ports import (
+    AgentError,
+    AgentResult,
+    AgentRunConfig,
+    model_limits,
+)
+from pytest_karenina.llm.agents.chat_model import agent_chat_model
+from pytest_karenina.llm.agents.event_loop import SHARED_LOOP, AgentEventLoop
+from pytest_karenina.llm.agents.mcp_tools import MCPTools
+from pytest_karenina.llm.agents.trace_convert import (
+    conversation_usage,
+    final_answer,
+    trace_messages,
+)
+from pytest_karenina.llm.ports import ChatMessage, LLMCallError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+
+    from pytest_karenina.config.model import ModelConfig
+    from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
+
+
+class ToolLoopAgent:
+    """An :class:`~...agent_ports.AgentPort` on LangChain's agent runtime."""
+
+    def __init__(
+        self,
+        model: ModelConfig,
+        *,
+        transport: TransportMiddleware | None = None,
+        loop: AgentEventLoop = SHARED_LOOP,
+        chat_model: BaseChatModel | None = None,
+    ) -> None:
+        self.model = model
+        self.transport = transport
+        self.loop = loop
+        self._chat_model = chat_model
+        self._tools = MCPTools(model) if model.mcp_urls_dict else None
+
+    def chat_model(self) -> BaseChatModel:
+        if self._chat_model is None:
+            self._chat_model = agent_chat_model(self.model)
+        return self._chat_model
+
+    def run(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
+        return self.loop.run(self.arun(messages, config))
+
+    async def tools(self, config: AgentRunConfig) -> list[BaseTool]:
+        """The run's tools: the model's MCP tools (subclasses add others)."""
+        return await self._tools.get() if self._tools is not None else []
+
+    def middleware(self, config: AgentRunConfig) -> list[Any]:
+        from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitMiddleware
+
+        calls, tools, _ = model_limits(self.model)
+        found: list[Any] = [
+            ModelCallLimitMiddleware(run_limit=config.max_turns or calls, exit_behavior="error"),
+            ToolCallLimitMiddleware(run_limit=tools),
+        ]
+        return [*found, self.transport] if self.transport is not None else found
+
+    def build(self, system: str | None, tools: list[BaseTool], config: AgentRunConfig) -> Any:
+        """The compiled agent graph for one run."""
+        from langchain.agents import create_agent
+
+        return create_agent(
+            self.chat_model(), tools, system_prompt=system, middleware=self.middleware(config)
+        )
+
+    async def arun(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
+        from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+        from langgraph.errors import GraphRecursionError
+
+        system = "\n\n".join(m.content for m in messages if m.role == "system") or None
+        turns = [m for m in messages if m.role != "system"]
+        try:
+            agent = self.build(system, await self.tools(config), config)
+        except LLMCallError:
+            raise
+        except Exception as exc:
+            raise AgentError(config.call_kind, f"{type(exc).__name__}: {exc}") from None
+        calls, _, seconds = model_limits(self.model)
+        limit = config.max_turns or calls
+        state: dict[str, Any] = {"messages": to_langchain(turns)}
+        limit_reached = timed_out = False
+        try:
+            async with asyncio.timeout(config.timeout or seconds):
+                async for latest in agent.astream(
+                    {"messages": to_langchain(turns)},
+                    stream_mode="values",
+                    config={"recursion_limit": 2 * limit + 10},
+                ):
+                    state = latest
+        except (ModelCallLimitExceededError, GraphRecursionError):
+            limit_reached = True
+        except TimeoutError:
+            timed_out = True
+        except LLMCallError:
+            raise  # a model call that failed for good, with its error class
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            raise AgentError(config.call_kind, reason, partial=self._result(state)) from None
+        return self._result(state, limit_reached=limit_reached, timeout_reached=timed_out)
+
+    def _result(
+        self, state: dict[str, Any], *, limit_reached: bool = False, timeout_reached: bool = False
+    ) -> AgentResult:
+        records = [m.model_dump() for m in state.get("messages", [])]
+        trace = trace_messages(records)
+        return AgentResult(
+            final_response=final_answer(trace),
+            trace_messages=trace,
+            usage=conversation_usage(records),
+            turns=sum(1 for m in trace if m["role"] == "assistant"),
+            limit_reached=limit_reached,
+            timeout_reached=timeout_reached,
+            model=self.model.model_name,
+        )

@@ -1,0 +1,86 @@
+"""Building a model's agent port: the runtime for its interface, under the model's transport
+(concurrency cap, pacing and retries shared with its chat calls) and the run's replay store.
+
+``langchain_deep_agents`` models get a ``deepagents`` runtime (file tools rooted at a run's
+workspace); every other interface runs LangChain's ``create_agent`` over its chat model with
+the model's MCP tools. Under strict replay no runtime is built at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pytest_karenina.llm.adapters.identity import config_identity
+from pytest_karenina.llm.agent_ports import AgentPort
+from pytest_karenina.llm.agents.registry import (
+    agent_identity,
+    agent_tier,
+    missing_agents_extra,
+    uses_agent,
+)
+from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
+from pytest_karenina.llm.transport import model_limiter_key
+from pytest_karenina.pipeline.retries import record_retry
+
+if TYPE_CHECKING:
+    from pytest_karenina.config.model import ModelConfig
+    from pytest_karenina.config.verification import VerificationConfig
+    from pytest_karenina.llm.replay import ReplayStore
+
+AgentFactory = Callable[["ModelConfig"], AgentPort]
+"""Builds the live agent runtime of a model (a hook for custom agents and tests)."""
+
+
+class AgentsUnavailable(RuntimeError):
+    """The ``agents`` extra is not installed; the message says how to install it."""
+
+
+def agents_unavailable(config: VerificationConfig) -> str | None:
+    """Why the run's agents cannot run here (the ``agents`` extra is missing), or None when
+    no model of ``config`` is an agent or the extra is installed."""
+    models = [*config.answering_models, *config.parsing_models]
+    wanted = any(uses_agent(m) for m in config.answering_models) or any(
+        agent_tier(m.interface) == "deep_agent" for m in models
+    )
+    return missing_agents_extra() if wanted else None
+
+
+def default_agent(model: ModelConfig, config: VerificationConfig, secrets: list[str]) -> AgentPort:
+    """The built-in runtime for ``model``: deepagents for a deep-agent interface, else a tool
+    loop on LangChain's agent runtime."""
+    missing = missing_agents_extra()
+    if missing is not None:
+        raise AgentsUnavailable(missing)
+    from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
+
+    transport = TransportMiddleware(
+        key=model_limiter_key(config_identity(model)),
+        policy=model.retry_policy or config.retry_policy,
+        limiter=ConcurrencyLimiter(model.max_concurrent_requests or config.max_concurrent_requests),
+        rate_limiter=RateLimiter(model.requests_per_minute or config.requests_per_minute),
+        secrets=tuple(secrets),
+        on_retry=record_retry,
+    )
+    if agent_tier(model.interface) == "deep_agent":
+        from pytest_karenina.llm.agents.deep_agent import DeepAgent
+
+        return DeepAgent(model, transport=transport)
+    from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
+
+    return ToolLoopAgent(model, transport=transport)
+
+
+def build_agent(
+    model: ModelConfig,
+    live: Callable[[], AgentPort],
+    replay: ReplayStore | None,
+) -> AgentPort:
+    """``model``'s agent port: the ``live`` runtime, behind the replay store when there is
+    one (strict replay builds no runtime)."""
+    if replay is None:
+        return live()
+    from pytest_karenina.llm.agents.replay import ReplayingAgent
+
+    inner = None if replay.mode == "strict" else live()
+    return ReplayingAgent(inner, replay, agent_identity(model))

@@ -1,0 +1,66 @@
+"""``template.agent_metrics``: what an agent did, counted from its ``trace_messages``.
+
+``iterations`` counts model turns (assistant messages), ``tool_calls`` the calls made (the
+larger of calls requested and results returned, so a trace cut between the two still
+counts), ``tools_used`` the distinct tool names, ``tool_call_counts`` the calls per tool.
+A tool call failed when its result says ``is_error``; a result whose text *starts* with a
+tool runtime's own failure wording (``Error executing tool ...``) counts as well, since some
+runtimes return failures as plain text. Answers that merely mention an error, a 500 or
+"not found" are not failures (Karenina counts any of those words).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_FAILURE_OPENINGS = re.compile(
+    r"^\s*(\[ERROR\]|Error executing tool\b|Error calling tool\b|Tool '[^']*' failed\b"
+    r"|ToolException\b|Error: tool\b)",
+    re.IGNORECASE,
+)
+
+
+def failed_tool_result(message: Mapping[str, Any]) -> bool:
+    """Whether a ``tool`` trace message reports a failed call."""
+    result = message.get("tool_result") or {}
+    if result.get("is_error"):
+        return True
+    content = message.get("content")
+    return isinstance(content, str) and bool(_FAILURE_OPENINGS.match(content))
+
+
+def agent_metrics(
+    trace: Sequence[Mapping[str, Any]], *, limit_reached: bool = False
+) -> dict[str, Any]:
+    """The ``agent_metrics`` of an agent trace (see the module docstring)."""
+    calls: list[str] = []
+    names_by_id: dict[str, str] = {}
+    iterations = 0
+    for message in trace:
+        if message.get("role") in ("assistant", "ai"):
+            iterations += 1
+            for call in message.get("tool_calls") or []:
+                name = str(call.get("name") or "?")
+                calls.append(name)
+                names_by_id[str(call.get("id") or "")] = name
+    results = [m for m in trace if m.get("role") == "tool"]
+    failed = [m for m in results if failed_tool_result(m)]
+    failed_names = sorted({_tool_name(m, names_by_id) for m in failed})
+    counts = Counter(calls)
+    return {
+        "iterations": iterations,
+        "tool_calls": max(len(calls), len(results)),
+        "tools_used": sorted(counts),
+        "tool_call_counts": dict(sorted(counts.items())),
+        "suspect_failed_tool_calls": len(failed),
+        "suspect_failed_tools": failed_names,
+        "limit_reached": limit_reached,
+    }
+
+
+def _tool_name(message: Mapping[str, Any], names_by_id: Mapping[str, str]) -> str:
+    call_id = str((message.get("tool_result") or {}).get("tool_use_id") or "")
+    return str(message.get("name") or names_by_id.get(call_id) or "?")

@@ -1,0 +1,178 @@
+"""The tool-loop agent against real parts: LangChain's agent runtime over HTTP to the scripted
+OpenAI-compatible server, with tools from the real MCP test server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.llm.agent_ports import AgentError, AgentRunConfig
+from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
+from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
+from pytest_karenina.llm.ports import ChatMessage
+from pytest_karenina.llm.transport import RetryEvent
+from tests.support.mcp_server import MCPServer
+from tests.support.openai_rules import Fault
+from tests.support.openai_server import OpenAIServer
+
+QUESTION = [ChatMessage("system", "Answer briefly."), ChatMessage("user", "Capital of France?")]
+RUN = AgentRunConfig("answer_generation", question_id="q1")
+
+
+def agent_model(server: OpenAIServer, mcp: MCPServer, **fields: Any) -> ModelConfig:
+    return ModelConfig(
+        id="agent", model_name="test-model", interface="openai_endpoint",
+        endpoint_base_url=server.base_url, mcp_urls_dict={"facts": mcp.url}, **fields,
+    )  # fmt: skip
+
+
+def tools_offered(server: OpenAIServer) -> list[dict[str, Any]]:
+    body = server.chat_requests[0].body
+    return [tool["function"] for tool in body.get("tools", [])]
+
+
+def test_an_agent_answers_with_an_mcp_tool(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    openai_server.add_rule("The capital of France is Paris.", role="tool", last_contains="Paris")
+    openai_server.add_rule({"country": "France"}, tool="lookup_capital")
+
+    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
+
+    assert mcp_server.tool_calls("lookup_capital") == [{"country": "France"}]
+    assert result.final_response == "The capital of France is Paris."
+    assert not result.limit_reached and not result.timeout_reached
+    assert result.turns == 2
+    call, answer_to_call, final = result.trace_messages
+    assert call["role"] == "assistant"
+    assert call["tool_calls"] == [
+        {
+            "id": call["tool_calls"][0]["id"],
+            "name": "lookup_capital",
+            "input": {"country": "France"},
+        }
+    ]
+    assert answer_to_call["role"] == "tool" and answer_to_call["content"] == "Paris"
+    assert answer_to_call["tool_result"] == {
+        "tool_use_id": call["tool_calls"][0]["id"],
+        "is_error": False,
+    }
+    assert final == {
+        "role": "assistant",
+        "content": "The capital of France is Paris.",
+        "block_index": 2,
+    }
+    assert result.usage.input_tokens and result.usage.output_tokens
+    assert openai_server.chat_requests[0].messages[0]["content"] == "Answer briefly."
+
+
+def test_a_looping_agent_stops_at_its_call_limit_without_a_made_up_answer(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    """Karenina bug 5: the limit middleware's notice became the answer the judge parsed."""
+    openai_server.add_rule({"a": 1, "b": 1}, tool="add")
+    limits = {"limits": {"model_call_limit": 3}}
+
+    result = ToolLoopAgent(agent_model(openai_server, mcp_server, agent_middleware=limits)).run(
+        QUESTION, RUN
+    )
+
+    assert result.limit_reached and result.turns == 3
+    assert len(mcp_server.tool_calls("add")) == 3
+    assert all("limit" not in str(m.get("content")).lower() for m in result.trace_messages)
+    assert result.final_response == ""
+
+
+def test_a_failing_tool_is_marked_and_the_agent_goes_on(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    openai_server.add_rule("I could not find it.", role="tool")
+    openai_server.add_rule({"reason": "testing"}, tool="broken")
+
+    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
+
+    tool = next(m for m in result.trace_messages if m["role"] == "tool")
+    assert tool["tool_result"]["is_error"] is True
+    assert "broken tool: testing" in tool["content"]
+    assert result.final_response == "I could not find it."
+
+
+def test_a_slow_run_stops_at_its_time_limit_with_its_partial_trace(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    openai_server.add_rule({"seconds": 30}, tool="slow")
+
+    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(
+        QUESTION, AgentRunConfig("answer_generation", timeout=1.0)
+    )
+
+    assert result.timeout_reached and not result.limit_reached
+    assert [m["role"] for m in result.trace_messages] == ["assistant"]
+    assert result.trace_messages[0]["tool_calls"][0]["name"] == "slow"
+
+
+def test_tool_filter_and_description_overrides_shape_what_the_model_sees(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    openai_server.add_rule("Paris.")
+    model = agent_model(
+        openai_server, mcp_server, mcp_tool_filter=["lookup_capital", "add"],
+        mcp_tool_description_overrides={"add": "Adds numbers (overridden)."},
+    )  # fmt: skip
+
+    ToolLoopAgent(model).run(QUESTION, RUN)
+
+    offered = {tool["name"]: tool["description"] for tool in tools_offered(openai_server)}
+    assert offered == {
+        "add": "Adds numbers (overridden).",
+        "lookup_capital": "The capital city of a country.",
+    }
+
+
+def test_the_sse_transport(openai_server: OpenAIServer, mcp_server: MCPServer) -> None:
+    openai_server.add_rule("The sum is 5.", role="tool")
+    openai_server.add_rule({"a": 2, "b": 3}, tool="add")
+    model = agent_model(openai_server, mcp_server).model_copy(
+        update={"mcp_urls_dict": {"facts": mcp_server.sse_url}}
+    )
+    result = ToolLoopAgent(model).run(QUESTION, RUN)
+    assert mcp_server.tool_calls("add") == [{"a": 2, "b": 3}]
+    assert result.final_response == "The sum is 5."
+
+
+def test_model_calls_are_retried_by_the_runs_policy(
+    openai_server: OpenAIServer, mcp_server: MCPServer
+) -> None:
+    events: list[RetryEvent] = []
+    openai_server.script(Fault.server_error(503))
+    openai_server.add_rule("Paris.")
+    policy = {"server_error": {"max_attempts": 2, "backoff_min": 0, "backoff_max": 0}}
+    model = agent_model(openai_server, mcp_server, retry_policy=policy)
+    transport = TransportMiddleware(key="k", policy=model.retry_policy, on_retry=events.append)
+
+    result = ToolLoopAgent(model, transport=transport).run(QUESTION, RUN)
+
+    assert result.final_response == "Paris."
+    assert [(e.error_class, e.used) for e in events] == [("server_error", 1)]
+
+
+def test_an_unreachable_mcp_server_is_an_agent_error_naming_it(openai_server: OpenAIServer) -> None:
+    model = ModelConfig(
+        id="agent", model_name="test-model", interface="openai_endpoint",
+        endpoint_base_url=openai_server.base_url, mcp_urls_dict={"gone": "http://127.0.0.1:9/mcp"},
+    )  # fmt: skip
+    with pytest.raises(AgentError, match=r"cannot list the tools of MCP server\(s\) gone"):
+        ToolLoopAgent(model).run(QUESTION, RUN)
+    assert openai_server.chat_requests == []
+
+
+def test_a_result_survives_json() -> None:
+    from pytest_karenina.llm.agent_ports import AgentResult
+    from pytest_karenina.llm.ports import Usage
+
+    result = AgentResult("x", [{"role": "assistant", "content": "x", "block_index": 0}],
+                         Usage(3, 4), turns=1, limit_reached=True, model="m")  # fmt: skip
+    assert AgentResult.from_json(json.loads(json.dumps(result.to_json()))) == result
