@@ -204,10 +204,6 @@ def _agentic_violations(config: VerificationConfig) -> Iterator[str]:
 def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]:
     """Every setting that would switch on a feature pytest-karenina cannot run yet."""
     found: list[UnsupportedFeature] = []
-    if config.agentic_parsing:
-        found.append(
-            UnsupportedFeature("agentic_parsing", True, "agentic parsing", "set it to false")
-        )
     if config.parsing_only:
         found.append(
             UnsupportedFeature(

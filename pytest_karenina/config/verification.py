@@ -153,7 +153,7 @@ class VerificationConfig(BaseModel):
     few_shot_config: FewShotConfig | None = None
     prompt_config: PromptConfig | None = None
     agentic_parsing: bool = False
-    """The judge investigates with tools before parsing (not supported yet)."""
+    """The judge (a deep agent) investigates the answer's workspace before parsing (seed 004)."""
     agentic_parsing_trigger: Literal["always", "dynamic"] = "always"
     """``dynamic``: investigate only when a plain parse of the final answer is insufficient."""
     agentic_judge_context: Literal["workspace_only", "trace_and_workspace", "trace_only"] = (

@@ -96,6 +96,14 @@ class ArtifactKeys:
     DEEP_JUDGMENT_RUBRIC_PERFORMED = "deep_judgment_rubric_performed"
     TRAITS_WITHOUT_VALID_EXCERPTS = "traits_without_valid_excerpts"
 
+    # Agentic parsing (seed 004, section 7); WORKSPACE_PATH is an artifact only
+    INVESTIGATION_TRACE = "investigation_trace"
+    WORKSPACE_PATH = "workspace_path"
+    AGENTIC_PARSING_PERFORMED = "agentic_parsing_performed"
+    AGENTIC_EXTRACTION_RECOVERY = "agentic_extraction_recovery"
+    AGENTIC_EXTRACTION_ERROR = "agentic_extraction_error"
+    TEMPLATE_EVALUATOR = "template_evaluator"
+
     # Trace filtering and evaluation input
     USED_FULL_TRACE = "used_full_trace"
     EVALUATION_INPUT = "evaluation_input"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
@@ -34,6 +35,10 @@ class VerificationContext:
     questions); ``answering_agent`` when the answering model works as an agent, and
     ``judge_agent`` when the parsing model is a deep agent. ``config`` is the run's
     configuration (None only in hand-built contexts, e.g. stage tests).
+
+    Agentic evaluation (seed 004): ``workspace_root`` and the question's
+    ``question_workspace_path``; GenerateAnswer sets ``workspace_path`` (and
+    ``workspace_is_copy``) when ``agentic_parsing`` is on.
 
     Rubrics: ``rubric`` holds the question's own traits, ``global_rubric`` the
     benchmark's global traits and ``dynamic_rubric`` its dynamic traits (graded
@@ -61,6 +66,10 @@ class VerificationContext:
     judge_chat: ChatPort | None = None
     answering_agent: AgentPort | None = None
     judge_agent: AgentPort | None = None
+    workspace_root: Path | None = None
+    question_workspace_path: str | None = None
+    workspace_path: Path | None = None
+    workspace_is_copy: bool = False
     artifacts: dict[str, Any] = field(default_factory=dict)
     result_fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None

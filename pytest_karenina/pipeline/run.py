@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.config.verification import StampedModels
@@ -21,7 +22,12 @@ from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting_retries
-from pytest_karenina.pipeline.stages.generate_answer import CACHED_ANSWER, GENERATED_ANSWER
+from pytest_karenina.pipeline.stages.generate_answer import (
+    CACHED_ANSWER,
+    GENERATED_ANSWER,
+    WORKSPACE_SLOT,
+)
+from pytest_karenina.pipeline.workspace import WorkspaceSlot
 from pytest_karenina.prompts import resolve_few_shot
 from pytest_karenina.results import VerificationResult, VerificationResultSet
 from pytest_karenina.rubrics.traits import has_traits
@@ -123,12 +129,13 @@ def run_question(
     run_name: str | None = None,
     cached_answer: dict[str, Any] | None = None,
     prepare: Callable[[VerificationContext], None] | None = None,
+    workspace: WorkspaceSlot | None = None,
 ) -> tuple[VerificationResult, dict[str, Any] | None]:
     """Run the pipeline for one task; return its result and the answer it generated.
 
     ``prepare`` may adjust the context before the stages run (used by tests
-    and the pytest plugin). Never raises for problems of the item itself: they
-    end up in the result.
+    and the pytest plugin). ``workspace``: the answer group's workspace (agentic
+    parsing). Never raises for problems of the item itself: they end up in the result.
     """
     question = task.question
     ports = llm.pair(task.answering, task.parsing).for_question(question.id)
@@ -158,7 +165,11 @@ def run_question(
         judge_chat=ports.judge,
         answering_agent=ports.answering_agent,
         judge_agent=ports.judge_agent,
+        workspace_root=workspace.root if workspace is not None else None,
+        question_workspace_path=question.workspace_path,
     )
+    if workspace is not None:
+        context.set_artifact(WORKSPACE_SLOT, workspace)
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
     if prepare is not None:
@@ -179,18 +190,39 @@ def run_answer_group(
     llm: LLMStack,
     orchestrator: StageOrchestrator,
     run_name: str | None,
+    *,
+    workspace_root: Path | None = None,
 ) -> list[VerificationResult]:
     """Run tasks sharing one answer (same question, answering model, replicate) in order;
-    the first generated answer is reused by the later parsing models (spec 5.3)."""
+    the first generated answer is reused by the later parsing models (spec 5.3). With
+    agentic parsing they share one workspace too, removed after the last of them."""
     results: list[VerificationResult] = []
     answer: dict[str, Any] | None = None
-    for task in tasks:
-        result, generated = run_question(
-            task, config, llm, orchestrator=orchestrator, run_name=run_name, cached_answer=answer
-        )
-        results.append(result)
-        answer = answer or generated
+    slot = _workspace_slot(tasks[0], config, workspace_root) if tasks else None
+    try:
+        for task in tasks:
+            result, generated = run_question(
+                task, config, llm, orchestrator=orchestrator, run_name=run_name,
+                cached_answer=answer, workspace=slot,
+            )  # fmt: skip
+            results.append(result)
+            answer = answer or generated
+    finally:
+        warning = slot.release() if slot is not None else None
+        if warning is not None and results:
+            results[-1].metadata.warnings.append(warning)
     return results
+
+
+def _workspace_slot(
+    task: Task, config: VerificationConfig, root: Path | None
+) -> WorkspaceSlot | None:
+    if not config.agentic_parsing:
+        return None
+    return WorkspaceSlot(
+        root, task.question.id, task.question.workspace_path, replicate=task.replicate,
+        copy=config.workspace_copy, cleanup=config.workspace_cleanup,
+    )  # fmt: skip
 
 
 def run_verification(
@@ -201,11 +233,13 @@ def run_verification(
     *,
     llm: LLMStack | None = None,
     max_workers: int | None = None,
+    workspace_root: str | Path | None = None,
 ) -> VerificationResultSet:
     """Verify a benchmark and return one result per task, in task order.
 
     Concurrency is ``config.async_max_workers`` threads when
     ``config.async_enabled`` (else 1), unless ``max_workers`` is given.
+    ``workspace_root``: where question workspaces live (agentic parsing).
     """
     missing = agents_unavailable(config) if llm is None else None
     if missing is not None:
@@ -224,9 +258,11 @@ def run_verification(
 
     def run_group(indices: list[int]) -> None:
         group = [tasks[index] for index in indices]
-        for index, result in zip(
-            indices, run_answer_group(group, config, factory, orchestrator, name), strict=True
-        ):
+        outcome = run_answer_group(
+            group, config, factory, orchestrator, name,
+            workspace_root=Path(workspace_root) if workspace_root is not None else None,
+        )  # fmt: skip
+        for index, result in zip(indices, outcome, strict=True):
             results[index] = result
 
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)

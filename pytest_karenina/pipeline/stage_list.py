@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_karenina.pipeline.stage import VerificationStage
+from pytest_karenina.pipeline.stages.agentic_parse_template import AgenticParseTemplateStage
 from pytest_karenina.pipeline.stages.checks import AbstentionCheckStage, SufficiencyCheckStage
 from pytest_karenina.pipeline.stages.deep_judgment_autofail import DeepJudgmentAutoFailStage
 from pytest_karenina.pipeline.stages.deep_judgment_rubric_autofail import (
@@ -39,7 +40,8 @@ def default_stages(
     """The stages for ``config`` in order; a keyword given (not None) overrides the config.
 
     Template modes: ValidateTemplate, GenerateAnswer, the two guards, the
-    enabled checks (abstention; sufficiency, template modes only), ParseTemplate,
+    enabled checks (abstention; sufficiency, template modes only), ParseTemplate (or
+    AgenticParseTemplate with ``agentic_parsing``, never both),
     VerifyTemplate, EmbeddingCheck (always included; it acts only when enabled
     and verification failed), DeepJudgmentAutoFail (template deep judgment on),
     RubricEvaluation and DeepJudgmentRubricAutoFail (rubric modes), FinalizeResult.
@@ -65,7 +67,9 @@ def default_stages(
     if template and sufficiency_enabled:
         stages.append(SufficiencyCheckStage())
     if template:
-        stages += [ParseTemplateStage(), VerifyTemplateStage(), EmbeddingCheckStage()]
+        agentic = config is not None and config.agentic_parsing
+        parse = AgenticParseTemplateStage() if agentic else ParseTemplateStage()
+        stages += [parse, VerifyTemplateStage(), EmbeddingCheckStage()]
     if template and config is not None and config.deep_judgment_mode != "disabled":
         stages.append(DeepJudgmentAutoFailStage())
     if mode != "template_only" and has_rubric:

@@ -161,13 +161,10 @@ class TestUnsupportedFeatures:
         with pytest.raises(ConfigError, match="parsing_only=True"):
             VerificationConfig.model_validate_json(text)
 
-    def test_agentic_parsing(self) -> None:
-        with pytest.raises(ConfigError) as caught:
-            config(agentic_parsing=True, parsing_models=[DEEP_AGENT_JUDGE])
-        fields = [item.field for item in caught.value.problems]  # type: ignore[attr-defined]
-        assert fields == ["agentic_parsing"]
-        assert str(caught.value).startswith("agentic_parsing=True")
-        assert "agentic_parsing=True: agentic parsing is not supported yet" in str(caught.value)
+    def test_agentic_parsing_with_a_deep_agent_judge_is_supported(self) -> None:
+        built = config(agentic_parsing=True, parsing_models=[DEEP_AGENT_JUDGE])
+        built.check_supported()
+        assert built.agentic_parsing
 
     def test_nested_in_another_model_it_is_a_validation_error(self) -> None:
         class Holder(BaseModel):

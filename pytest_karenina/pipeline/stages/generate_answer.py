@@ -6,6 +6,10 @@ response), with ``agent_metrics``, whether the run hit its call limit
 (``recursion_limit_reached``, which stage 3 turns into a failure) and the MCP servers used.
 A run stopped by its time limit keeps its partial trace and errors the item
 (``response_timeout_partial``, category ``timeout``). Other models answer in one call.
+
+With ``agentic_parsing`` the stage first resolves the answer's workspace (seed 004, section
+2; :mod:`..workspace`), tells the answering model where it is, and roots the agent's file
+tools there.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.retries import TIME_BUDGET_SPENT, note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import AI_HEADER, prompt_instructions
+from pytest_karenina.pipeline.workspace import WorkspaceSlot, prompt_path
 from pytest_karenina.prompts import generation_messages
 from pytest_karenina.results.agent_metrics import agent_metrics
 from pytest_karenina.results.trace import render_trace
@@ -38,6 +43,12 @@ ANSWER_ARTIFACTS = (
     ArtifactKeys.ANSWERING_MCP_SERVERS,
 )
 USAGE_KEY = "answer_generation"
+WORKSPACE_SLOT = "workspace_slot"
+"""Artifact: the answer group's :class:`~..workspace.WorkspaceSlot` (agentic parsing)."""
+WORKSPACE_NOTE = (
+    "\n\nWorkspace directory: {path}\n"
+    "The files of this task are in that directory; put any files you produce there as well."
+)
 
 
 class GenerateAnswerStage(BaseVerificationStage):
@@ -53,6 +64,12 @@ class GenerateAnswerStage(BaseVerificationStage):
         return [ArtifactKeys.RAW_LLM_RESPONSE, ArtifactKeys.TRACE_MESSAGES]
 
     def execute(self, context: VerificationContext) -> None:
+        slot = context.get_artifact(WORKSPACE_SLOT)
+        if isinstance(slot, WorkspaceSlot):
+            workspace = slot.get()  # a RuntimeError (no root, missing source) errors the item
+            context.workspace_path = workspace.path
+            context.workspace_is_copy = workspace.is_copy
+            context.set_artifact(ArtifactKeys.WORKSPACE_PATH, workspace.path)
         cached = context.get_artifact(CACHED_ANSWER)
         if isinstance(cached, dict):
             for key in ANSWER_ARTIFACTS:
@@ -71,6 +88,10 @@ class GenerateAnswerStage(BaseVerificationStage):
             few_shot_examples=context.few_shot_examples,
             instructions=prompt_instructions(context, "generation"),
         )
+        if context.workspace_path is not None:
+            note = WORKSPACE_NOTE.format(path=prompt_path(context.workspace_path, model.interface))
+            last = messages[-1]
+            messages[-1] = ChatMessage(last.role, last.content + note)
         if context.answering_agent is not None:
             self._as_agent(context, messages)
             return
@@ -94,7 +115,9 @@ class GenerateAnswerStage(BaseVerificationStage):
         agent = context.answering_agent
         assert agent is not None
         label = model.identity("answering").display_string
-        config = AgentRunConfig(USAGE_KEY, question_id=context.question_id)
+        config = AgentRunConfig(
+            USAGE_KEY, question_id=context.question_id, workspace=context.workspace_path
+        )
         try:
             result = agent.run(messages, config)
         except AgentError as exc:

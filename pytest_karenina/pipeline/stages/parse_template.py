@@ -89,7 +89,7 @@ class ParseTemplateStage(BaseVerificationStage):
             context.question_text,
             text,
             judge_schema(raw_class),
-            extraction_hints=_hints(raw_class) if _hints_enabled(context) else None,
+            extraction_hints=hints_for(context, raw_class),
             instructions=prompt_instructions(context, "parsing"),
         )
         try:
@@ -98,23 +98,10 @@ class ParseTemplateStage(BaseVerificationStage):
             self._failed(context, exc)
             return
         context.usage_tracker().record("parsing", reply.usage, judge_label(context))
-        self._store(context, cls, reply.value)
-
-    def _store(self, context: VerificationContext, cls: type[BaseAnswer], reply: Any) -> None:
-        """The judge's (relaxed) reply rebuilt as the template, ground truth included."""
-        with time_limit(template_seconds(context), "building the answer (ground truth)"):
-            parsed: BaseAnswer = strict_rebuild(cls, reply.model_dump())
-        context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
-        context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+        store_parsed(context, cls, reply.value)
 
     def _failed(self, context: VerificationContext, exc: LLMCallError) -> None:
-        """A parse that failed for good: a fatal error of the item, the raw reply kept."""
-        note_llm_failure(context, exc)
-        context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
-        context.set_artifact_and_result(
-            ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
-        )
-        context.mark_error(f"Parsing failed: {exc.reason}", self.name)
+        parse_failed(context, exc, self.name)
 
     def _deep_parse(
         self,
@@ -141,7 +128,7 @@ class ParseTemplateStage(BaseVerificationStage):
             outcome = deep_parse(
                 chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
                 mode=mode, settings=settings,
-                extraction_hints=_hints(raw_class) if _hints_enabled(context) else None,
+                extraction_hints=hints_for(context, raw_class),
                 instructions={task: prompt_instructions(context, task) for task in tasks},
                 search=search,
             )  # fmt: skip
@@ -152,7 +139,30 @@ class ParseTemplateStage(BaseVerificationStage):
             context.usage_tracker().record(key, usage, judge_label(context))
         context.warnings.extend(outcome.warnings)
         context.set_artifact(DEEP_JUDGMENT, outcome)
-        self._store(context, cls, outcome.reply)
+        store_parsed(context, cls, outcome.reply)
+
+
+def store_parsed(context: VerificationContext, cls: type[BaseAnswer], reply: Any) -> None:
+    """The judge's (relaxed) reply rebuilt as the template, ground truth included."""
+    with time_limit(template_seconds(context), "building the answer (ground truth)"):
+        parsed: BaseAnswer = strict_rebuild(cls, reply.model_dump())
+    context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
+    context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+
+
+def parse_failed(context: VerificationContext, exc: LLMCallError, stage: str) -> None:
+    """A parse that failed for good: a fatal error of the item, the raw reply kept."""
+    note_llm_failure(context, exc)
+    context.set_artifact(JUDGE_RAW_OUTPUT, exc.raw_text)
+    context.set_artifact_and_result(
+        ArtifactKeys.TRACE_EXTRACTION_ERROR, f"Parsing failed: {exc.reason}"
+    )
+    context.mark_error(f"Parsing failed: {exc.reason}", stage)
+
+
+def hints_for(context: VerificationContext, raw_class: type[BaseAnswer]) -> dict[str, Any] | None:
+    """The template's extraction hints, when ``include_extraction_hints`` is on."""
+    return _hints(raw_class) if _hints_enabled(context) else None
 
 
 def _hints_enabled(context: VerificationContext) -> bool:
