@@ -18,6 +18,7 @@ from pytest_karenina.plugin.verdict import (
     overrides,
     template_deciding_stage,
 )
+from pytest_karenina.results.agent_metrics import describe_agent, is_agent_run
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
@@ -193,6 +194,11 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
         lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
     lines.extend(f"  override: {text}" for text in overrides(result))
     lines.extend(deep_judgment_lines(result))
+    metrics = template.agent_metrics if template is not None else None
+    if metrics is not None and is_agent_run(metrics):
+        lines.append(f"  agent: {describe_agent(metrics)}")
+    if template is not None and template.agentic_parsing_performed:
+        lines.append("  agentic judge: its investigation is in template.investigation_trace")
     for name, value in (result.custom_fields or {}).items():
         lines.append(f"  {printable(name)} (custom stage): {short(value)}")
     return "\n".join(lines)

@@ -93,6 +93,11 @@ OPTIONS: tuple[Option, ...] = (
         "yes|no",
     ),
     Option(
+        "workspace-root",
+        "Agentic parsing: where question workspaces live (default: each checkpoint's directory)",
+        metavar="PATH",
+    ),
+    Option(
         "results",
         "Stream results to PATH and finish it as a Karenina export (format 2.2)",
         metavar="PATH",

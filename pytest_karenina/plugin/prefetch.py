@@ -108,6 +108,7 @@ class Prefetcher:
         orchestrator = StageOrchestrator(stages)
         tasks = self._tasks(item)
         code = item.question.template_code
+        workspace_root = self.settings.workspace_root or item.path.parent
 
         journal = self.journal
 
@@ -117,8 +118,9 @@ class Prefetcher:
                 journal.started(item.nodeid)
             try:
                 results = run_answer_group(
-                    tasks, self.vconfig, self.llm, orchestrator, self.run_name
-                )
+                    tasks, self.vconfig, self.llm, orchestrator, self.run_name,
+                    workspace_root=workspace_root,
+                )  # fmt: skip
             finally:
                 if journal is not None:
                     journal.ended(item.nodeid)

@@ -53,6 +53,8 @@ class Settings:
     """Pipelines run at once per process."""
     replay: ReplayMode
     replay_store: Path | None
+    workspace_root: Path | None
+    """Agentic parsing's workspace root (None: each checkpoint's directory)."""
     results: Path | None
     html_trace: HtmlTrace
     """Which items carry their trace in the HTML report."""
@@ -207,6 +209,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         replay_chosen=raw["replay"] is not None,
         replay_prune=bool(flag("replay-prune")),
         replay_store=path("replay-store"),
+        workspace_root=path("workspace-root"),
         results=results,
         html_trace=cast("HtmlTrace", raw["html-trace"] or "failed"),
         include_unfinished=bool(flag("include-unfinished")),

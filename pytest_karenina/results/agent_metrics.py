@@ -64,3 +64,25 @@ def agent_metrics(
 def _tool_name(message: Mapping[str, Any], names_by_id: Mapping[str, str]) -> str:
     call_id = str((message.get("tool_result") or {}).get("tool_use_id") or "")
     return str(message.get("name") or names_by_id.get(call_id) or "?")
+
+
+def is_agent_run(metrics: Mapping[str, Any] | None) -> bool:
+    """Whether ``template.agent_metrics`` describes an agent run (a plain answer's has only
+    ``iterations`` and ``limit_reached``)."""
+    return bool(metrics) and "tool_calls" in (metrics or {})
+
+
+def describe_agent(metrics: Mapping[str, Any]) -> str:
+    """``3 model calls, 2 tool calls (lookup_capital 2); 1 failed (broken); call limit
+    reached``: one line for failure explanations and reports."""
+    counts = metrics.get("tool_call_counts") or {}
+    used = ", ".join(f"{name} {count}" for name, count in counts.items())
+    line = f"{metrics.get('iterations', 0)} model calls, {metrics.get('tool_calls', 0)} tool calls"
+    if used:
+        line += f" ({used})"
+    failed = metrics.get("suspect_failed_tool_calls") or 0
+    if failed:
+        line += f"; {failed} failed ({', '.join(metrics.get('suspect_failed_tools') or [])})"
+    if metrics.get("limit_reached"):
+        line += "; call limit reached"
+    return line

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
@@ -141,7 +142,11 @@ def score_cell(payload: ItemPayload) -> str:
 
 
 def _result_block(
-    summary: ResultSummary, trace: str | None, label: str | None, failed: bool = False
+    summary: ResultSummary,
+    trace: str | None,
+    label: str | None,
+    failed: bool = False,
+    agent: str | None = None,
 ) -> str:
     """One result's details; ``label`` (several results) also shows its category and tokens."""
     granular = _score(summary.granular_score)
@@ -166,7 +171,9 @@ def _result_block(
     if notes:
         parts.append('<ul class="karenina-notes">' + "".join(f"<li>{n}</li>" for n in notes))
         parts.append("</ul>")
-    if trace:
+    if agent is not None:
+        parts.append(agent)
+    if trace and (agent is None or summary.excerpts):
         # A failure's answer is what the reader came for: shown without a click.
         opened = " open" if failed else ""
         legend, body = highlighted(trace, summary.excerpts)
@@ -206,7 +213,8 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
         label = f"Result {index + 1}/{len(summaries)}: " if len(summaries) > 1 else None
         trace = _trace(payload, index, summary) if include_trace else None
         failed = summary.category != "pass"
-        blocks.append(_result_block(summary, trace, label, failed))
+        agent = result_conversation(payload, index, summary) if include_trace else None
+        blocks.append(_result_block(summary, trace, label, failed, agent))
     return '<div class="karenina-extras">' + head + "".join(blocks) + "</div>"
 
 

@@ -9,6 +9,7 @@ from pytest_karenina.plugin.report.payload import tokens
 from pytest_karenina.plugin.report.summary import PassRateGate
 from pytest_karenina.plugin.verdict import Verdict
 from pytest_karenina.results import VerificationResult
+from pytest_karenina.results.agent_metrics import is_agent_run
 from pytest_karenina.rubrics.gates import gate_summary
 
 
@@ -67,6 +68,22 @@ def deep_judgment_rubric_properties(result: VerificationResult) -> list[tuple[st
     ]
 
 
+def agent_properties(result: VerificationResult) -> list[tuple[str, object]]:
+    """``karenina.agent.*`` when the answer came from an agent run: model calls, tool calls,
+    failed tool calls, whether it hit its call limit or its time limit."""
+    template = result.template
+    metrics = template.agent_metrics if template is not None else None
+    if template is None or metrics is None or not is_agent_run(metrics):
+        return []
+    return [
+        ("karenina.agent.model_calls", metrics.get("iterations")),
+        ("karenina.agent.tool_calls", metrics.get("tool_calls")),
+        ("karenina.agent.failed_tool_calls", metrics.get("suspect_failed_tool_calls")),
+        ("karenina.agent.limit_reached", bool(metrics.get("limit_reached"))),
+        ("karenina.agent.timed_out", template.response_timeout_partial),
+    ]
+
+
 def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
     if not verdicts:
@@ -87,6 +104,7 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
         *rubric_properties(verdicts[0]),
         *deep_judgment_properties(result),
         *deep_judgment_rubric_properties(result),
+        *agent_properties(result),
     ]
     return [(name, "" if value is None else value) for name, value in found]
 

@@ -25,6 +25,7 @@ from pytest_karenina.plugin.verdict import (
     overrides,
     worst_outcome,
 )
+from pytest_karenina.results.agent_metrics import is_agent_run
 from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ class ResultSummary:
     """Hallucination risk per attribute and per rubric trait (keys as ``excerpts``)."""
     deep_judgment_notes: list[str] = field(default_factory=list)
     """Why attributes have no quote: their rejected quotes and similarities."""
+    agent: dict[str, Any] | None = None
+    """``agent_metrics`` when the answer came from an agent run; None otherwise."""
 
     @property
     def rubric_gates(self) -> tuple[int, int]:
@@ -113,6 +116,7 @@ class ResultSummary:
             deep_judgment_notes=[
                 w for w in result.metadata.warnings if w.startswith("deep judgment: ")
             ],
+            agent=_agent(result),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -130,6 +134,11 @@ class ResultSummary:
             rubric=[TraitCheck(**check) for check in data.get("rubric") or ()],
             **{name: data[name] for name in known if data.get(name) is not None},
         )
+
+
+def _agent(result: VerificationResult) -> dict[str, Any] | None:
+    metrics = result.template.agent_metrics if result.template is not None else None
+    return dict(metrics) if metrics is not None and is_agent_run(metrics) else None
 
 
 def _unquoted(result: VerificationResult) -> list[str] | None:

@@ -110,6 +110,32 @@ class GroundingTally:
 
 
 @dataclass
+class AgentTally:
+    """Results answered by an agent run: how many, how many hit the call limit, and the
+    failed tool calls per tool."""
+
+    runs: int = 0
+    limit_hits: int = 0
+    failed_calls: Counter[str] = field(default_factory=Counter)
+
+    def add(self, metrics: dict[str, Any] | None) -> None:
+        if metrics is None:
+            return
+        self.runs += 1
+        self.limit_hits += bool(metrics.get("limit_reached"))
+        failed = metrics.get("suspect_failed_tools") or []
+        for name in failed:
+            self.failed_calls[name] += 1
+
+    def describe(self) -> str:
+        line = f"agents: {self.runs} results, {self.limit_hits} reached their call limit"
+        if self.failed_calls:
+            tools = ", ".join(f"{n} {c}" for n, c in self.failed_calls.most_common())
+            line += f", failed tool calls in {sum(self.failed_calls.values())} ({tools})"
+        return line
+
+
+@dataclass
 class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
@@ -126,6 +152,7 @@ class RunSummary:
     rubric_deep_judgment: GroundingTally = field(
         default_factory=lambda: GroundingTally("rubric traits")
     )
+    agents: AgentTally = field(default_factory=AgentTally)
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -136,6 +163,7 @@ class RunSummary:
         for summary in payload.summaries:
             self.deep_judgment.add(summary.unquoted)
             self.rubric_deep_judgment.add(summary.unquoted_traits)
+            self.agents.add(summary.agent)
             for check in summary.rubric:
                 if check.skipped is not None:
                     continue
@@ -220,6 +248,8 @@ class RunSummary:
             terminal.write_line(f"deep judgment: {self.deep_judgment.describe()}")
         if self.rubric_deep_judgment.judged:
             terminal.write_line(f"rubric deep judgment: {self.rubric_deep_judgment.describe()}")
+        if self.agents.runs:
+            terminal.write_line(self.agents.describe())
         rubric = self.rubric_stats()
         if rubric:
             terminal.write_line("rubric traits:")
