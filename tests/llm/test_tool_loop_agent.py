@@ -4,7 +4,7 @@ OpenAI-compatible server, with tools from the real MCP test server."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,9 +14,14 @@ from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
 from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
 from pytest_karenina.llm.ports import ChatMessage
 from pytest_karenina.llm.transport import RetryEvent
-from tests.support.mcp_server import MCPServer
+from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_rules import Fault
 from tests.support.openai_server import OpenAIServer
+
+if TYPE_CHECKING:
+    from tests.support.mcp_server import MCPServer
+
+pytestmark = needs_agents_extra
 
 QUESTION = [ChatMessage("system", "Answer briefly."), ChatMessage("user", "Capital of France?")]
 RUN = AgentRunConfig("answer_generation", question_id="q1")

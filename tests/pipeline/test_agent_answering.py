@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,8 +18,13 @@ from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.results.trace import render_trace
 from tests.pipeline.pipeline_helpers import CLASSIC
-from tests.support.mcp_server import MCPServer
+from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_server import OpenAIServer
+
+if TYPE_CHECKING:
+    from tests.support.mcp_server import MCPServer
+
+pytestmark = needs_agents_extra
 
 RECORDINGS = Path(__file__).parent.parent / "data" / "karenina_agent_recordings"
 """Karenina's recorded agent runs (claude-haiku-4-5): a claude_tool trace and mcp_agent calls."""
@@ -80,6 +85,8 @@ def test_an_mcp_agent_answers_and_its_trace_reaches_the_result(
 def test_an_agent_at_its_call_limit_fails_at_stage_3(
     openai_server: OpenAIServer, mcp_server: MCPServer
 ) -> None:
+    """Karenina bug 12: a note about the limit was appended to the raw trace, where rubric
+    regex and callable traits saw it."""
     openai_server.add_rule({"a": 1, "b": 2}, model="agent-model", tool="add")
 
     result = run(openai_server, mcp_server, agent={
@@ -92,6 +99,7 @@ def test_an_agent_at_its_call_limit_fails_at_stage_3(
     failure = result.metadata.failure
     assert failure is not None and failure.category == "recursion_limit"
     assert (template.agent_metrics or {})["limit_reached"] is True
+    assert "limit" not in template.raw_llm_response.lower()
     assert [r.model for r in openai_server.chat_requests] == ["agent-model"] * 2  # no judge
 
 

@@ -16,6 +16,7 @@ from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.results import VerificationResult
+from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_rules import messages_of
 from tests.support.openai_server import OpenAIServer
 
@@ -32,6 +33,8 @@ class Answer(BaseAnswer):
 QUESTION = Question(id="urn:q:1", text="Compute the answer and save it in result.txt.",
                     raw_answer="42", template_code=TEMPLATE, finished=True,
                     workspace_path="task")  # fmt: skip
+
+pytestmark = needs_agents_extra
 
 
 def deep_model(server: OpenAIServer, name: str) -> dict[str, Any]:

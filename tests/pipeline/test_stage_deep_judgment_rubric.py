@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
 import pytest
 
 from pytest_karenina.checkpoint import Question, load_checkpoint
@@ -159,6 +158,7 @@ def test_regex_callable_and_plain_llm_traits_of_the_rubric_are_graded_as_usual()
     fake = script(judge(), "Grounded", ["capital of France is Paris"], {"result": True})
     fake.on_json("rubric_evaluation", {"scores": {"Plain": True}}, contains="Plain wording")
     regex = RegexTrait(name="MentionsSeine", pattern=r"Seine")
+    cloudpickle = pytest.importorskip("cloudpickle", reason="pip install -e '.[dev]'")
     short = cloudpickle.dumps(lambda text: len(text.split()) < 50)
     words = CallableTrait(name="Short", callable_code=short, kind="boolean")
 

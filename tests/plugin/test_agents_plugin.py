@@ -8,14 +8,19 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
 from tests.plugin.plugin_helpers import rendered_dom, rendered_rows
-from tests.support.mcp_server import MCPServer
+from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_server import OpenAIServer
+
+if TYPE_CHECKING:
+    from tests.support.mcp_server import MCPServer
+
+pytestmark = needs_agents_extra
 
 CAPITAL = """
 class Answer(BaseAnswer):
