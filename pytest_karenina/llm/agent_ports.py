@@ -113,7 +113,8 @@ class AgentPort(Protocol):
 
     Raises :class:`~pytest_karenina.llm.ports.LLMCallError` (or :class:`AgentError`) when
     the run cannot be made; a run that hits its call or time limit returns normally with
-    ``limit_reached`` or ``timeout_reached`` set.
+    ``limit_reached`` or ``timeout_reached`` set. An adapter that holds connections (MCP
+    sessions) may have a ``close()`` method; the run's LLM stack calls it at the end.
     """
 
     def run(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult: ...

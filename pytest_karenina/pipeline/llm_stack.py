@@ -213,6 +213,13 @@ class LLMStack:
     def stats(self) -> dict[str, Any]:
         return self.replay.stats() if self.replay is not None else {}
 
+    def close(self) -> None:
+        """Close what the agents hold open (MCP sessions); they reopen if used again."""
+        for agent in list(self._agents.values()):
+            close = getattr(agent, "close", None)
+            if close is not None:
+                close()
+
 
 def _model_key(model: ModelConfig) -> str:
     # Everything that tells two models apart, secrets included (a dump for artifacts

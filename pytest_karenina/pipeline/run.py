@@ -268,7 +268,10 @@ def run_verification(
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)
     factory.prepare()
     install_semantic_match(config.embedding_check_model)
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="karenina") as pool:
-        for future in [pool.submit(run_group, indices) for indices in groups.values()]:
-            future.result()
+    try:
+        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="karenina") as pool:
+            for future in [pool.submit(run_group, indices) for indices in groups.values()]:
+                future.result()
+    finally:
+        factory.close()
     return VerificationResultSet(results=[r for r in results if r is not None])

@@ -186,3 +186,4 @@ class Prefetcher:
             self.journal.close()
         if self.replay is not None:
             self.replay.compact()
+        self.llm.close()

@@ -4,6 +4,7 @@ OpenAI-compatible server, with tools from the real MCP test server."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -34,18 +35,32 @@ def agent_model(server: OpenAIServer, mcp: MCPServer, **fields: Any) -> ModelCon
     )  # fmt: skip
 
 
+@pytest.fixture
+def agent() -> Iterator[Callable[..., ToolLoopAgent]]:
+    """Makes agents and closes their MCP sessions after the test."""
+    made: list[ToolLoopAgent] = []
+
+    def make(model: ModelConfig, **options: Any) -> ToolLoopAgent:
+        made.append(ToolLoopAgent(model, **options))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.close()
+
+
 def tools_offered(server: OpenAIServer) -> list[dict[str, Any]]:
     body = server.chat_requests[0].body
     return [tool["function"] for tool in body.get("tools", [])]
 
 
 def test_an_agent_answers_with_an_mcp_tool(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     openai_server.add_rule("The capital of France is Paris.", role="tool", last_contains="Paris")
     openai_server.add_rule({"country": "France"}, tool="lookup_capital")
 
-    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
+    result = agent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
 
     assert mcp_server.tool_calls("lookup_capital") == [{"country": "France"}]
     assert result.final_response == "The capital of France is Paris."
@@ -75,13 +90,13 @@ def test_an_agent_answers_with_an_mcp_tool(
 
 
 def test_a_looping_agent_stops_at_its_call_limit_without_a_made_up_answer(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     """Karenina bug 5: the limit middleware's notice became the answer the judge parsed."""
     openai_server.add_rule({"a": 1, "b": 1}, tool="add")
     limits = {"limits": {"model_call_limit": 3}}
 
-    result = ToolLoopAgent(agent_model(openai_server, mcp_server, agent_middleware=limits)).run(
+    result = agent(agent_model(openai_server, mcp_server, agent_middleware=limits)).run(
         QUESTION, RUN
     )
 
@@ -92,12 +107,12 @@ def test_a_looping_agent_stops_at_its_call_limit_without_a_made_up_answer(
 
 
 def test_a_failing_tool_is_marked_and_the_agent_goes_on(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     openai_server.add_rule("I could not find it.", role="tool")
     openai_server.add_rule({"reason": "testing"}, tool="broken")
 
-    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
+    result = agent(agent_model(openai_server, mcp_server)).run(QUESTION, RUN)
 
     tool = next(m for m in result.trace_messages if m["role"] == "tool")
     assert tool["tool_result"]["is_error"] is True
@@ -106,11 +121,11 @@ def test_a_failing_tool_is_marked_and_the_agent_goes_on(
 
 
 def test_a_slow_run_stops_at_its_time_limit_with_its_partial_trace(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     openai_server.add_rule({"seconds": 30}, tool="slow")
 
-    result = ToolLoopAgent(agent_model(openai_server, mcp_server)).run(
+    result = agent(agent_model(openai_server, mcp_server)).run(
         QUESTION, AgentRunConfig("answer_generation", timeout=1.0)
     )
 
@@ -120,7 +135,7 @@ def test_a_slow_run_stops_at_its_time_limit_with_its_partial_trace(
 
 
 def test_tool_filter_and_description_overrides_shape_what_the_model_sees(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     openai_server.add_rule("Paris.")
     model = agent_model(
@@ -128,7 +143,7 @@ def test_tool_filter_and_description_overrides_shape_what_the_model_sees(
         mcp_tool_description_overrides={"add": "Adds numbers (overridden)."},
     )  # fmt: skip
 
-    ToolLoopAgent(model).run(QUESTION, RUN)
+    agent(model).run(QUESTION, RUN)
 
     offered = {tool["name"]: tool["description"] for tool in tools_offered(openai_server)}
     assert offered == {
@@ -137,19 +152,21 @@ def test_tool_filter_and_description_overrides_shape_what_the_model_sees(
     }
 
 
-def test_the_sse_transport(openai_server: OpenAIServer, mcp_server: MCPServer) -> None:
+def test_the_sse_transport(
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
+) -> None:
     openai_server.add_rule("The sum is 5.", role="tool")
     openai_server.add_rule({"a": 2, "b": 3}, tool="add")
     model = agent_model(openai_server, mcp_server).model_copy(
         update={"mcp_urls_dict": {"facts": mcp_server.sse_url}}
     )
-    result = ToolLoopAgent(model).run(QUESTION, RUN)
+    result = agent(model).run(QUESTION, RUN)
     assert mcp_server.tool_calls("add") == [{"a": 2, "b": 3}]
     assert result.final_response == "The sum is 5."
 
 
 def test_model_calls_are_retried_by_the_runs_policy(
-    openai_server: OpenAIServer, mcp_server: MCPServer
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
 ) -> None:
     events: list[RetryEvent] = []
     openai_server.script(Fault.server_error(503))
@@ -158,19 +175,21 @@ def test_model_calls_are_retried_by_the_runs_policy(
     model = agent_model(openai_server, mcp_server, retry_policy=policy)
     transport = TransportMiddleware(key="k", policy=model.retry_policy, on_retry=events.append)
 
-    result = ToolLoopAgent(model, transport=transport).run(QUESTION, RUN)
+    result = agent(model, transport=transport).run(QUESTION, RUN)
 
     assert result.final_response == "Paris."
     assert [(e.error_class, e.used) for e in events] == [("server_error", 1)]
 
 
-def test_an_unreachable_mcp_server_is_an_agent_error_naming_it(openai_server: OpenAIServer) -> None:
+def test_an_unreachable_mcp_server_is_an_agent_error_naming_it(
+    openai_server: OpenAIServer, agent: Callable[..., ToolLoopAgent]
+) -> None:
     model = ModelConfig(
         id="agent", model_name="test-model", interface="openai_endpoint",
         endpoint_base_url=openai_server.base_url, mcp_urls_dict={"gone": "http://127.0.0.1:9/mcp"},
     )  # fmt: skip
     with pytest.raises(AgentError, match=r"cannot list the tools of MCP server\(s\) gone"):
-        ToolLoopAgent(model).run(QUESTION, RUN)
+        agent(model).run(QUESTION, RUN)
     assert openai_server.chat_requests == []
 
 

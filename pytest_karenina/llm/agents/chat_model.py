@@ -9,6 +9,7 @@ retries are off: :mod:`.limits_middleware` retries within the run's policy.
 from __future__ import annotations
 
 import base64
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +39,6 @@ def agent_chat_model(model: ModelConfig) -> BaseChatModel:
 def _endpoint_model(model: ModelConfig) -> BaseChatModel:
     from urllib.parse import urlsplit, urlunsplit
 
-    from langchain_openai import ChatOpenAI
-
     if not model.endpoint_base_url:
         raise ValueError(f"model {model.id!r}: openai_endpoint needs endpoint_base_url")
     parts = urlsplit(model.endpoint_base_url)
@@ -62,4 +61,27 @@ def _endpoint_model(model: ModelConfig) -> BaseChatModel:
     }
     if model.request_timeout is not None:
         options["timeout"] = model.request_timeout
-    return ChatOpenAI(**options)
+    return _lean_chat_openai()(**options)
+
+
+@functools.cache
+def _lean_chat_openai() -> type[BaseChatModel]:
+    """``ChatOpenAI`` whose chat-completions requests carry the messages and tools in
+    ``extra_body``: the same JSON on the wire, without the openai SDK's per-request walk of
+    its request types, which costs milliseconds per call and grows with the conversation
+    (docs/performance.md)."""
+    from langchain_openai import ChatOpenAI
+
+    class LeanChatOpenAI(ChatOpenAI):
+        def _get_request_payload(
+            self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+        ) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+            if "response_format" in payload or self._use_responses_api(payload):
+                return payload
+            moved = {key: payload.pop(key) for key in ("messages", "tools") if key in payload}
+            payload["extra_body"] = {**(payload.get("extra_body") or {}), **moved}
+            payload["messages"] = []  # a required argument; extra_body's messages replace it
+            return payload
+
+    return LeanChatOpenAI

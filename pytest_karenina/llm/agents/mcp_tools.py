@@ -2,7 +2,7 @@
 
 Each server of ``mcp_urls_dict`` is reached over streamable HTTP, or over SSE when its URL
 path ends in ``/sse``, with ``mcp_http_timeout`` and ``mcp_sse_read_timeout``. The tool list
-is read once per model and kept; each tool call opens its own session, as the adapters do.
+is read once per model, over one session per server kept open for the process.
 ``mcp_tool_filter`` keeps the named tools only, and ``mcp_tool_description_overrides``
 replaces descriptions (the model sees the override; the server is unchanged).
 """
@@ -10,6 +10,7 @@ replaces descriptions (the model sees the override; the server is unchanged).
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -43,31 +44,60 @@ def connections(model: ModelConfig) -> dict[str, dict[str, Any]]:
 
 
 class MCPTools:
-    """The tools of one model's MCP servers, listed on first use (on the agent loop)."""
+    """The tools of one model's MCP servers, over one session per server that stays open
+    for the process (on the agent loop): a tool call then costs one request, not a session's
+    handshake. The sessions open on first use."""
 
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
-        self._tools: list[BaseTool] | None = None
-        self._lock = asyncio.Lock()
+        self._tools: asyncio.Future[list[BaseTool]] | None = None
+        self._holder: asyncio.Task[None] | None = None
+        self._closed: asyncio.Event | None = None
 
     async def get(self) -> list[BaseTool]:
-        async with self._lock:
-            if self._tools is None:
-                self._tools = await self._load()
-            return self._tools
+        if self._tools is None:
+            loop = asyncio.get_running_loop()
+            self._tools = loop.create_future()
+            self._closed = asyncio.Event()
+            self._holder = loop.create_task(self._hold(self._tools, self._closed))
+        try:
+            return await asyncio.shield(self._tools)
+        except MCPToolsError:
+            self._tools = None  # the next run tries again
+            raise
 
-    async def _load(self) -> list[BaseTool]:
+    async def _hold(self, ready: asyncio.Future[list[BaseTool]], closed: asyncio.Event) -> None:
+        """Open every server's session, hand out the tools, keep the sessions until closed
+        (anyio needs them entered and left in one task)."""
         from langchain_mcp_adapters.client import MultiServerMCPClient
+        from langchain_mcp_adapters.tools import load_mcp_tools
 
         client = MultiServerMCPClient(connections(self.model))  # type: ignore[arg-type]
         try:
-            tools = await asyncio.wait_for(client.get_tools(), TOOL_LIST_TIMEOUT)
+            async with AsyncExitStack() as stack:
+                tools: list[BaseTool] = []
+                for name in self.model.mcp_urls_dict or {}:
+                    session = await asyncio.wait_for(
+                        stack.enter_async_context(client.session(name)), TOOL_LIST_TIMEOUT
+                    )
+                    tools += await load_mcp_tools(session, server_name=name)
+                ready.set_result(self._shaped(tools))
+                await closed.wait()
         except Exception as exc:
-            servers = ", ".join(f"{n} ({u})" for n, u in (self.model.mcp_urls_dict or {}).items())
-            raise MCPToolsError(
-                f"cannot list the tools of MCP server(s) {servers}: "
-                f"{type(exc).__name__}: {redact(_innermost(exc))}"
-            ) from None
+            if not ready.done():
+                ready.set_exception(self._error(exc))
+        finally:
+            if self._tools is ready:  # sessions gone: the next run opens new ones
+                self._tools = None
+
+    def _error(self, exc: BaseException) -> MCPToolsError:
+        servers = ", ".join(f"{n} ({u})" for n, u in (self.model.mcp_urls_dict or {}).items())
+        return MCPToolsError(
+            f"cannot list the tools of MCP server(s) {servers}: "
+            f"{type(exc).__name__}: {redact(_innermost(exc))}"
+        )
+
+    def _shaped(self, tools: list[BaseTool]) -> list[BaseTool]:
         wanted = self.model.mcp_tool_filter
         if wanted is not None:
             tools = [tool for tool in tools if tool.name in set(wanted)]
@@ -76,6 +106,15 @@ class MCPTools:
             if tool.name in overrides:
                 tool.description = overrides[tool.name]
         return tools
+
+    async def aclose(self) -> None:
+        """End the sessions (on the agent loop); a later :meth:`get` opens new ones."""
+        holder, closed = self._holder, self._closed
+        self._tools = self._holder = self._closed = None
+        if closed is not None:
+            closed.set()
+        if holder is not None:
+            await holder
 
 
 def _innermost(exc: BaseException) -> str:

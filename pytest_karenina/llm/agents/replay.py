@@ -30,6 +30,11 @@ class ReplayingAgent:
         self.store = store
         self.identity = dict(identity)
 
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
     def run(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
         identity = {
             **self.identity,

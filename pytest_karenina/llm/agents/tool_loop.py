@@ -37,6 +37,9 @@ from pytest_karenina.llm.agents.trace_convert import (
 )
 from pytest_karenina.llm.ports import ChatMessage, LLMCallError
 
+GRAPH_CACHE = 64
+"""Compiled agent graphs kept per agent (one per system prompt and run settings)."""
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool
@@ -61,6 +64,12 @@ class ToolLoopAgent:
         self.loop = loop
         self._chat_model = chat_model
         self._tools = MCPTools(model) if model.mcp_urls_dict else None
+        self._graphs: dict[tuple[Any, ...], tuple[list[BaseTool], Any]] = {}
+
+    def close(self) -> None:
+        """Close the MCP sessions (they reopen if the agent runs again)."""
+        if self._tools is not None:
+            self.loop.run(self._tools.aclose())
 
     def chat_model(self) -> BaseChatModel:
         if self._chat_model is None:
@@ -92,6 +101,18 @@ class ToolLoopAgent:
             self.chat_model(), tools, system_prompt=system, middleware=self.middleware(config)
         )
 
+    def _graph(self, system: str | None, tools: list[BaseTool], config: AgentRunConfig) -> Any:
+        """The compiled graph for these settings, built once (a graph serves any number of
+        runs; building one costs milliseconds of CPU)."""
+        key = (system, config.max_turns, config.workspace, config.read_only)
+        found = self._graphs.get(key)
+        if found is not None and found[0] is tools:
+            return found[1]
+        graph = self.build(system, tools, config)
+        if len(self._graphs) < GRAPH_CACHE:
+            self._graphs[key] = (tools, graph)
+        return graph
+
     async def arun(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
         from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
         from langgraph.errors import GraphRecursionError
@@ -99,7 +120,7 @@ class ToolLoopAgent:
         system = "\n\n".join(m.content for m in messages if m.role == "system") or None
         turns = [m for m in messages if m.role != "system"]
         try:
-            agent = self.build(system, await self.tools(config), config)
+            agent = self._graph(system, await self.tools(config), config)
         except LLMCallError:
             raise
         except Exception as exc:
