@@ -200,3 +200,20 @@ def test_a_result_survives_json() -> None:
     result = AgentResult("x", [{"role": "assistant", "content": "x", "block_index": 0}],
                          Usage(3, 4), turns=1, limit_reached=True, model="m")  # fmt: skip
     assert AgentResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+def test_the_langchain_interface_runs_the_same_loop(
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
+) -> None:
+    openai_server.add_rule("The capital of Italy is Rome.", role="tool", last_contains="Rome")
+    openai_server.add_rule({"country": "Italy"}, tool="lookup_capital")
+    model = ModelConfig(
+        id="lc", model_name="test-model", model_provider="openai",
+        extra_kwargs={"base_url": openai_server.base_url, "api_key": "test-key"},
+        mcp_urls_dict={"facts": mcp_server.url},
+    )  # fmt: skip
+
+    result = agent(model).run(QUESTION, RUN)
+
+    assert result.final_response == "The capital of Italy is Rome."
+    assert mcp_server.tool_calls("lookup_capital") == [{"country": "Italy"}]

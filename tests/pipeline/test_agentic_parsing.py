@@ -196,3 +196,27 @@ def test_missing_question_workspace_and_escaping_paths_error_the_item(
         ).results
         assert message in (result.metadata.error or ""), result.metadata.error
     assert openai_server.chat_requests == []
+
+
+@pytest.mark.parametrize("persist", [False, True])
+def test_a_materialized_trace_is_a_workspace_file_the_judge_is_told_about(
+    openai_server: OpenAIServer, root: Path, persist: bool
+) -> None:
+    script_answering(openai_server)
+    script_judge(openai_server)
+
+    (result,) = run(
+        openai_server, root, agentic_judge_context="trace_and_workspace",
+        agentic_parsing_materialize_trace=True, agentic_parsing_persist_trace=persist,
+        workspace_cleanup=False,
+    )  # fmt: skip
+
+    assert result.verify_result is True
+    judge_first = next(r for r in openai_server.chat_requests if r.model == "judge")
+    user = str(messages_of(judge_first.body)[-1]["content"])
+    assert ".karenina_answering_trace.txt" in user and "--- ANSWERING AGENT TRACE ---" not in user
+    (copy,) = [p for p in root.iterdir() if p.name != "task"]
+    kept = copy / ".karenina_answering_trace.txt"
+    assert kept.exists() is persist
+    if persist:
+        assert "--- AI Message ---" in kept.read_text()

@@ -204,3 +204,21 @@ def test_agentic_parsing_in_workspaces_under_the_checkpoint_directory(
     after = sorted(p.name for p in pytester.path.iterdir() if not p.name.startswith("."))
     assert [n for n in after if "_run_" in n] == []  # every working copy removed
     assert set(before) <= set(after)
+
+
+def test_without_the_agents_extra_an_agent_run_is_a_usage_error_naming_it(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, mcp_server: MCPServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    import pytest_karenina.pipeline.agent_stack as agent_stack
+
+    monkeypatch.setattr(
+        agent_stack, "missing_agents_extra",
+        lambda: "agents need deepagents: pip install 'pytest-karenina[agents]'",
+    )  # fmt: skip
+
+    result = pytester.runpytest(*args(pytester, openai_server, mcp_server))
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*karenina: agents need deepagents: pip install*[agents]*"])
+    assert openai_server.chat_requests == []
