@@ -18,6 +18,9 @@ DeepJudgmentMode = Literal["disabled", "reasoning_only", "full"]
 DeepJudgmentRubricMode = Literal["disabled", "enable_all", "use_checkpoint", "custom"]
 """Which LLM rubric traits are deep-judged (``disabled``: those that ask for it themselves)."""
 
+GateOn = Literal["point", "lower"]
+"""What the pass-rate gate compares with its threshold: the rate, or its interval's lower bound."""
+
 RubricStrategy = Literal["batch", "sequential"]
 """LLM rubric traits in one judge call, or one call per trait."""
 

@@ -19,6 +19,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    GateOn,
     ReplayMode,
     RubricStrategy,
     SupportedInterface,
@@ -115,6 +116,13 @@ OPTIONS: tuple[Option, ...] = (
         "yes|no",
     ),
     Option("min-pass-rate", "Exit 0 when at least this share of items passed (0-1)", metavar="R"),
+    Option(
+        "gate-on",
+        "What --karenina-min-pass-rate compares: the pass rate (point, default) or the lower "
+        "bound of its 95 percent interval (lower)",
+        metavar="WHAT",
+        choices=get_args(GateOn),
+    ),
     Option(
         "llm-timeout",
         "Seconds one LLM call may take in all, retries and waits included (default 600)",

@@ -37,7 +37,7 @@ from pytest_karenina.plugin.report.header import (
     header_lines,
 )
 from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
-from pytest_karenina.plugin.report.junit import write_gate_properties
+from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.payload import ItemPayload, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
@@ -265,7 +265,7 @@ class ControllerPlugin:
             finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
             stopped = bool(session.shouldstop or session.shouldfail)
             self.export.close(complete=finished and not stopped)
-        self.summary.apply_gate(session, self.settings.min_pass_rate)
+        self.summary.apply_gate(session, self.settings.min_pass_rate, self.settings.gate_on)
         if self.export is not None and self.export.problem and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results were lost
         self._compact_failure_summary()
@@ -275,8 +275,9 @@ class ControllerPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         xml_path = getattr(config.option, "xmlpath", None)
-        if xml_path and self.summary.gate is not None:
-            write_gate_properties(xml_path, self.summary.gate)
+        properties = self.summary.suite_properties()
+        if xml_path and properties:
+            write_suite_properties(xml_path, properties)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.summary.write(terminalreporter)

@@ -17,6 +17,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    GateOn,
     ReplayMode,
     RubricStrategy,
     SupportedInterface,
@@ -60,6 +61,7 @@ class Settings:
     """Which items carry their trace in the HTML report."""
     include_unfinished: bool
     min_pass_rate: float | None
+    gate_on: GateOn
     replay_chosen: bool = True
     """Whether the replay mode was given (CLI or ini); else it is chosen from the keys at hand."""
     replay_note: str | None = None
@@ -214,6 +216,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         html_trace=cast("HtmlTrace", raw["html-trace"] or "failed"),
         include_unfinished=bool(flag("include-unfinished")),
         min_pass_rate=rate,
+        gate_on=cast("GateOn", raw["gate-on"] or "point"),
         llm_timeout=number("llm-timeout", float, 0.001),
         request_timeout=number("request-timeout", float, 0.001),
         max_retries=number("max-retries", int, 0),

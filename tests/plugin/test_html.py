@@ -75,8 +75,8 @@ def test_report_has_karenina_columns_rows_and_summary(
     for column, title in (("kmodel", "Model"), ("kverdict", "Verdict"), ("kscore", "Score")):
         assert f'<th class="sortable" data-column-type="{column}">{title}</th>' in text
     assert 'class="karenina-summary"' in text
-    assert "pass rate 50.0% (2/4 items)" in text
-    assert "<td>test-model</td><td>50.0%</td><td>2/4</td>" in text
+    assert "pass rate 50.0% (2/4 items), 95% CI 15.0%-85.0%" in text
+    assert "<td>test-model</td><td>50.0%</td><td>15.0%-85.0%</td><td>2/4</td>" in text
 
     data = report_data(report)
     failing, passing = row(data, FAILING), row(data, PASSING)
@@ -103,7 +103,7 @@ def test_run_without_pytest_html(pytester: pytest.Pytester, openai_server: OpenA
         "--karenina", str(path), *endpoint_args(openai_server), "-p", "no:html"
     )
     result.assert_outcomes(passed=2, failed=2, skipped=1)
-    result.stdout.fnmatch_lines(["pass rate 50.0% (2/4 items)"])
+    result.stdout.fnmatch_lines(["pass rate 50.0% (2/4 items), 95% CI 15.0%-85.0%"])
 
 
 def test_llm_and_checkpoint_text_is_escaped(

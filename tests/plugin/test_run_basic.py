@@ -24,7 +24,7 @@ def test_questions_become_items_with_verdicts(
         "verify_result False (decided by VerifyTemplate)",
         "  symbol | 'Au' | 'Ag' | - | differs",
         "*karenina summary*",
-        "pass rate 50.0% (2/4 items)",
+        "pass rate 50.0% (2/4 items), 95% CI 15.0%-85.0%",
         "outcomes: pass 2, skipped 1, verify_fail 2",
     ])  # fmt: skip
     result.stdout.fnmatch_lines(["PASSED multi_question.jsonld::mq001"])

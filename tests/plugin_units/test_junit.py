@@ -10,9 +10,8 @@ import pytest
 from pytest_karenina.plugin.report.junit import (
     rubric_properties,
     user_properties,
-    write_gate_properties,
+    write_suite_properties,
 )
-from pytest_karenina.plugin.report.summary import PassRateGate
 from pytest_karenina.results import ModelIdentity
 from tests.plugin_units.units_helpers import errored, fields_result, graded, verdicts_of
 
@@ -122,7 +121,10 @@ def test_gate_properties_under_testsuites(tmp_path: Path) -> None:
     """Every suite gets the three properties; existing properties and cases stay."""
     path = tmp_path / "junit.xml"
     path.write_text(NESTED, encoding="utf-8")
-    write_gate_properties(str(path), PassRateGate(threshold=0.8, pass_rate=0.5, passed=False))
+    write_suite_properties(str(path), [
+        ("karenina.gate", "failed"), ("karenina.pass_rate", "0.5000"),
+        ("karenina.min_pass_rate", "0.8"),
+    ])  # fmt: skip
     root = ET.parse(path).getroot()
     suites = root.findall("testsuite")
     assert len(suites) == 2
@@ -144,7 +146,10 @@ def test_gate_properties_on_a_bare_testsuite(tmp_path: Path) -> None:
     """A ``<testsuite>`` root (junit_family legacy output) gets them too."""
     path = tmp_path / "junit.xml"
     path.write_text(BARE, encoding="utf-8")
-    write_gate_properties(str(path), PassRateGate(threshold=0.5, pass_rate=2 / 3, passed=True))
+    write_suite_properties(str(path), [
+        ("karenina.gate", "passed"), ("karenina.pass_rate", "0.6667"),
+        ("karenina.min_pass_rate", "0.5"),
+    ])  # fmt: skip
     root = ET.parse(path).getroot()
     assert root.tag == "testsuite"
     assert _gate_properties(root) == {
@@ -163,5 +168,5 @@ def test_gate_properties_leave_missing_or_broken_files_alone(
     path = tmp_path / "junit.xml"
     if content is not None:
         path.write_text(content, encoding="utf-8")
-    write_gate_properties(str(path), PassRateGate(0.5, 1.0, True))
+    write_suite_properties(str(path), [("karenina.gate", "passed")])
     assert (path.read_text(encoding="utf-8") if path.exists() else None) == content

@@ -13,6 +13,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    GateOn,
     ReplayMode,
     RubricStrategy,
     SupportedInterface,
@@ -35,6 +36,7 @@ CHOICES: dict[str, Any] = {
     "rubric-strategy": RubricStrategy,
     "deep-judgment": DeepJudgmentMode,
     "deep-judgment-rubric": DeepJudgmentRubricMode,
+    "gate-on": GateOn,
 }
 """Every option with choices and the Literal it takes them from."""
 

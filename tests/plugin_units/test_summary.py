@@ -33,10 +33,12 @@ def _item(
     model: str = "gpt-4o",
     tokens: tuple[int, int] = (0, 0),
     checks: tuple[TraitCheck, ...] = (),
+    nodeid: str | None = None,
 ) -> ItemPayload:
     return ItemPayload(
-        nodeid=f"bench.jsonld::{name}",
+        nodeid=nodeid or f"bench.jsonld::{name}",
         category=category,
+        question_id=name,
         answering_model=model,
         input_tokens=tokens[0],
         output_tokens=tokens[1],
@@ -150,9 +152,9 @@ def test_write_exact_lines() -> None:
     summary.write(terminal)
     assert terminal.lines == [
         "=== karenina summary ===",
-        "pass rate 33.3% (1/3 items)",
-        "  claude-haiku: 0.0% (0/1)",
-        "  gpt-4o: 50.0% (1/2)",
+        "pass rate 33.3% (1/3 items), 95% CI 6.1%-79.2%",
+        "  claude-haiku: 0.0% (0/1), 95% CI 0.0%-79.3%",
+        "  gpt-4o: 50.0% (1/2), 95% CI 9.5%-90.5%",
         "outcomes: error:timeout 1, pass 1, skipped 1, verify_fail 1",
         "tokens: 21 in, 8 out",
     ]
@@ -169,8 +171,8 @@ def test_write_with_rubric_and_gate() -> None:
     summary.write(terminal)
     assert terminal.lines == [
         "=== karenina summary ===",
-        "pass rate 50.0% (1/2 items)",
-        "  gpt-4o: 50.0% (1/2)",
+        "pass rate 50.0% (1/2 items), 95% CI 9.5%-90.5%",
+        "  gpt-4o: 50.0% (1/2), 95% CI 9.5%-90.5%",
         "outcomes: pass 1, rubric_fail 1",
         "tokens: 5 in, 3 out",
         "rubric traits:",
@@ -253,3 +255,35 @@ def test_errors_count_against_the_rate() -> None:
     assert summary.pass_rate == 0.5
     assert _gate(summary, pytest.ExitCode.TESTS_FAILED, 0.75) == pytest.ExitCode.TESTS_FAILED
     assert _gate(summary, pytest.ExitCode.TESTS_FAILED, 0.5) == pytest.ExitCode.OK
+
+
+def test_gate_on_the_lower_bound_fails_a_rate_that_is_only_luck() -> None:
+    """1 of 3 passed: 33.3% meets a 30% gate, the interval's lower bound (6.1%) does not."""
+    summary = _three_items()
+    session = SimpleNamespace(exitstatus=pytest.ExitCode.TESTS_FAILED)
+    summary.apply_gate(cast(pytest.Session, session), 0.3, "lower")
+    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
+    assert summary.gate is not None and summary.gate.lower_bound == pytest.approx(0.0613, abs=1e-3)
+    assert summary.gate.describe() == (
+        "pass rate 33.3%, 95% CI lower bound 6.1% < 30.0%: gate FAILED"
+    )
+    assert dict(summary.suite_properties()) == {
+        "karenina.pass_rate": "0.3333", "karenina.pass_rate_ci_low": "0.0615",
+        "karenina.pass_rate_ci_high": "0.7923", "karenina.gate": "failed",
+        "karenina.min_pass_rate": "0.3", "karenina.gate_on": "lower",
+    }  # fmt: skip
+
+
+def test_replicates_of_a_question_count_as_one_cluster() -> None:
+    """Three replicates of one question that all pass are not three independent passes."""
+    from pytest_karenina.plugin.report.pass_rates import pass_rate
+
+    replicated = [_item("q1", Outcome.PASS, nodeid=f"b::q1-r{i}") for i in range(3)]
+    single = [_item(f"q{i}", Outcome.PASS) for i in range(3)]
+    first, second = (
+        pass_rate([*replicated, _item("q2", Outcome.VERIFY_FAIL)]),
+        pass_rate([*single, _item("q9", Outcome.VERIFY_FAIL)]),
+    )
+    assert first is not None and second is not None
+    assert first.rate == second.rate == 0.75
+    assert first.high - first.low > second.high - second.low

@@ -17,6 +17,7 @@ import pytest
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
+from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 from pytest_karenina.rubrics.gates import TraitCheck
@@ -282,16 +283,19 @@ class HtmlPlugin:
         if summary is None or not summary.total:
             return
         rows = "".join(
-            f"<tr><td>{_text(model)}</td><td>{passed / total:.1%}</td>"
-            f"<td>{passed}/{total}</td></tr>"
-            for model, (passed, total) in sorted(summary.by_model().items())
+            f"<tr><td>{_text(model)}</td><td>{rate.rate:.1%}</td>"
+            f"<td>{rate.low:.1%}-{rate.high:.1%}</td><td>{rate.passed}/{rate.total}</td></tr>"
+            for model, rate in pass_rates_by_model(summary.payloads.values()).items()
         )
+        overall = pass_rate(summary.payloads.values())
+        interval = f", 95% CI {overall.low:.1%}-{overall.high:.1%}" if overall else ""
         gate = summary.gate
         prefix.append(
             '<div class="karenina-summary">'
             f"<p><strong>karenina</strong> pass rate {summary.pass_rate:.1%} "
-            f"({summary.passed}/{summary.total} items)"
+            f"({summary.passed}/{summary.total} items){interval}"
             + (f"; gate: {_text(gate.describe())}" if gate is not None else "")
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
-            f"<th>pass rate</th><th>passed</th></tr>{rows}</table></div>"
+            "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
+            f"{rows}</table></div>"
         )

@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from pytest_karenina.plugin.report.payload import tokens
-from pytest_karenina.plugin.report.summary import PassRateGate
 from pytest_karenina.plugin.verdict import Verdict
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.results.agent_metrics import is_agent_run
@@ -109,8 +108,8 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
     return [(name, "" if value is None else value) for name, value in found]
 
 
-def write_gate_properties(path: str, gate: PassRateGate) -> None:
-    """Add ``karenina.gate*`` properties to every ``<testsuite>`` of a written JUnit file.
+def write_suite_properties(path: str, found: Sequence[tuple[str, str]]) -> None:
+    """Add ``karenina.*`` properties to every ``<testsuite>`` of a written JUnit file.
 
     Suite properties recorded through pytest's fixture do not survive xdist, so the
     reporting process adds them to the finished file.
@@ -126,10 +125,6 @@ def write_gate_properties(path: str, gate: PassRateGate) -> None:
         if properties is None:
             properties = ET.Element("properties")
             suite.insert(0, properties)
-        for name, value in (
-            ("karenina.gate", "passed" if gate.passed else "failed"),
-            ("karenina.pass_rate", f"{gate.pass_rate:.4f}"),
-            ("karenina.min_pass_rate", f"{gate.threshold:g}"),
-        ):
+        for name, value in found:
             ET.SubElement(properties, "property", name=name, value=value)
     tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.verdict import Outcome
 from pytest_karenina.rubrics.gates import TraitCheck
@@ -23,11 +24,21 @@ class PassRateGate:
     passed: bool
     held_back: str | None = None
     """Why the run fails although the rate is met (failures the gate does not forgive)."""
+    lower_bound: float | None = None
+    """Set when the gate is on the 95% interval's lower bound (``--karenina-gate-on lower``)."""
+
+    @property
+    def measured(self) -> float:
+        """What is compared with the threshold: the rate, or its interval's lower bound."""
+        return self.pass_rate if self.lower_bound is None else self.lower_bound
 
     def describe(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
-        op = ">=" if self.pass_rate >= self.threshold else "<"
-        text = f"pass rate {self.pass_rate:.1%} {op} {self.threshold:.1%}: gate {verdict}"
+        op = ">=" if self.measured >= self.threshold else "<"
+        what = f"pass rate {self.pass_rate:.1%}"
+        if self.lower_bound is not None:
+            what += f", 95% CI lower bound {self.lower_bound:.1%}"
+        text = f"{what} {op} {self.threshold:.1%}: gate {verdict}"
         return f"{text} ({self.held_back})" if self.held_back else text
 
 
@@ -209,33 +220,67 @@ class RunSummary:
             sum(p.output_tokens for p in self.payloads.values()),
         )
 
-    def apply_gate(self, session: pytest.Session, threshold: float | None) -> None:
+    def apply_gate(
+        self, session: pytest.Session, threshold: float | None, on: str = "point"
+    ) -> None:
         """Exit 0 at or above the threshold even with failed items, else 1 (errors count as
-        not passed). Interrupted, usage-error and empty runs keep their exit codes."""
+        not passed). ``on="lower"`` compares the 95% interval's lower bound instead of the
+        rate. Interrupted, usage-error and empty runs keep their exit codes."""
         if threshold is None or self.total == 0:
             return
         rate = self.pass_rate or 0.0
+        interval = pass_rate(self.payloads.values())
+        low = interval.low if on == "lower" and interval is not None else None
         decided = sum(1 for payload in self.payloads.values() if not payload.category.is_error)
         held_back = None
         if self.other_failures:
             held_back = f"{self.other_failures} failures outside the questions"
         elif decided == 0:
             held_back = "no question reached a verdict"
-        self.gate = PassRateGate(threshold, rate, rate >= threshold and not held_back, held_back)
+        measured = rate if low is None else low
+        passed = measured >= threshold and not held_back
+        self.gate = PassRateGate(threshold, rate, passed, held_back, low)
         status = session.exitstatus
         if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             ok = self.gate.passed
             session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 
+    def suite_properties(self) -> list[tuple[str, str]]:
+        """The run's JUnit suite properties: the pass rate and its 95% interval, the gate."""
+        found: list[tuple[str, str]] = []
+        rate = pass_rate(self.payloads.values())
+        if rate is not None:
+            found += [
+                ("karenina.pass_rate", f"{rate.rate:.4f}"),
+                ("karenina.pass_rate_ci_low", f"{rate.low:.4f}"),
+                ("karenina.pass_rate_ci_high", f"{rate.high:.4f}"),
+            ]
+        gate = self.gate
+        if gate is not None:
+            found += [
+                ("karenina.gate", "passed" if gate.passed else "failed"),
+                ("karenina.min_pass_rate", f"{gate.threshold:g}"),
+                ("karenina.gate_on", "point" if gate.lower_bound is None else "lower"),
+            ]
+        return found
+
     def write(self, terminal: Any) -> None:
         if not self.payloads and not self.skipped:
             return
         terminal.write_sep("=", "karenina summary")
-        rate = self.pass_rate
-        overall = f"{rate:.1%}" if rate is not None else "n/a"
-        terminal.write_line(f"pass rate {overall} ({self.passed}/{self.total} items)")
-        for model, (passed, total) in sorted(self.by_model().items()):
-            terminal.write_line(f"  {model}: {passed / total:.1%} ({passed}/{total})")
+        overall = pass_rate(self.payloads.values())
+        if overall is None:
+            terminal.write_line("pass rate n/a (0/0 items)")
+        else:
+            terminal.write_line(
+                f"pass rate {overall.rate:.1%} ({overall.passed}/{overall.total} items), "
+                f"95% CI {overall.low:.1%}-{overall.high:.1%}"
+            )
+        for model, rate in pass_rates_by_model(self.payloads.values()).items():
+            terminal.write_line(
+                f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
+                f"95% CI {rate.low:.1%}-{rate.high:.1%}"
+            )
         counts = self.categories()
         if self.skipped:
             counts["skipped"] = len(self.skipped)
