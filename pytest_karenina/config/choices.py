@@ -18,6 +18,9 @@ DeepJudgmentMode = Literal["disabled", "reasoning_only", "full"]
 DeepJudgmentRubricMode = Literal["disabled", "enable_all", "use_checkpoint", "custom"]
 """Which LLM rubric traits are deep-judged (``disabled``: those that ask for it themselves)."""
 
+FlakyMode = Literal["policy", "pass", "fail"]
+"""What an item whose replicates disagree counts as (``--karenina-flaky``)."""
+
 GateOn = Literal["point", "lower"]
 """What the pass-rate gate compares with its threshold: the rate, or its interval's lower bound."""
 

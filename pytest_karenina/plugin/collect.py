@@ -22,6 +22,7 @@ from pytest_karenina.plugin.explain import (
     explain_unmeasured,
 )
 from pytest_karenina.plugin.hookspecs import StageListError
+from pytest_karenina.plugin.replicate_policy import ReplicateVote, vote
 from pytest_karenina.plugin.report.junit import user_properties
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.stash import (
@@ -97,12 +98,27 @@ class ModelReplicate:
     """Position of the model in the config's answering models."""
     replicate: int | None
     label: str | None
+    replicates: tuple[int | None, ...] = ()
+    """Under a replicate policy other than ``each``: every replicate the item runs."""
+
+    @property
+    def runs(self) -> tuple[int | None, ...]:
+        """The replicates this item runs: its own, or all of them under a policy."""
+        return self.replicates or (self.replicate,)
 
 
-def model_replicates(config: VerificationConfig) -> list[ModelReplicate]:
-    """Every answering model x replicate of the run, in that order."""
+def model_replicates(config: VerificationConfig, grouped: bool = False) -> list[ModelReplicate]:
+    """Every answering model x replicate of the run, in that order; with ``grouped``
+    (a replicate policy), every answering model, each running all replicates."""
     answering, _ = config.stamped_models()
     replicates = replicate_numbers(config)
+    if grouped:
+        names = [slug(m.id or m.model_name or "model", 40) for m in answering]
+        return [
+            ModelReplicate(model, index, None, names[index] if len(answering) > 1 else None,
+                           tuple(replicates))
+            for index, model in enumerate(answering)
+        ]  # fmt: skip
     several = len(answering) * len(replicates) > 1
     found = []
     for index, model in enumerate(answering):
@@ -124,7 +140,8 @@ class CheckpointFile(pytest.File):
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
         names: set[str] = set()
-        combinations = model_replicates(self.config.stash[CONFIG_KEY])
+        grouped = self.config.stash[SETTINGS_KEY].replicate_policy.groups_replicates
+        combinations = model_replicates(self.config.stash[CONFIG_KEY], grouped)
         stash = self.config.stash
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
             combinations
@@ -173,6 +190,7 @@ class QuestionItem(pytest.Item):
         self.results: list[VerificationResult] = []
         self.facts = NO_FACTS
         self.verdicts: list[Verdict] = []
+        self.vote: ReplicateVote | None = None
 
     @property
     def has_rubric(self) -> bool:
@@ -207,7 +225,10 @@ class QuestionItem(pytest.Item):
         gating = self.config.stash[SETTINGS_KEY].rubric_gating(mode)
         policy = self.config.stash[GATE_POLICY_KEY]
         self.verdicts = decide_verdicts(self.results, definitions, policy, gating)
-        self.user_properties.extend(user_properties(self.verdicts))
+        settings = self.config.stash[SETTINGS_KEY]
+        if self.model_replicate.replicates:
+            self.vote = vote(self.verdicts, settings.replicate_policy, settings.flaky)
+        self.user_properties.extend(user_properties(self.verdicts, self.vote))
         errors = [
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
@@ -220,9 +241,12 @@ class QuestionItem(pytest.Item):
     def teardown(self) -> None:
         """Let go of the results: the reports hold what they need, and a large run would
         otherwise keep every result of every question until the session ends."""
-        self.results, self.verdicts, self.facts = [], [], NO_FACTS
+        self.results, self.verdicts, self.facts, self.vote = [], [], NO_FACTS, None
 
     def runtest(self) -> None:
+        if self.vote is not None:
+            self._by_policy(self.vote)
+            return
         categories = [verdict.category for verdict in self.verdicts]
         if any(category not in (Outcome.PASS, Outcome.NO_VERDICT) for category in categories):
             raise VerificationFailed(self.verdicts, self.facts)
@@ -230,13 +254,19 @@ class QuestionItem(pytest.Item):
             rubric_only = self.config.stash[CONFIG_KEY].evaluation_mode == "rubric_only"
             pytest.skip(NO_GATED_TRAITS if rubric_only and self.has_rubric else NO_VERDICT)
 
+    def _by_policy(self, found: ReplicateVote) -> None:
+        if found.outcome is Outcome.NO_VERDICT:
+            pytest.skip(NO_VERDICT)
+        if found.outcome is not Outcome.PASS:
+            raise VerificationFailed(self.verdicts, self.facts, found.describe())
+
     def payload(self, include_trace: bool) -> ItemPayload:
         """What the reports learn about this item (after setup decided its verdicts)."""
         return ItemPayload.of_verdicts(
             nodeid=self.nodeid, question_id=self.question.id, question_text=self.question.text,
             answering_model=self.model_replicate.answering.id or "",
             replicate=self.model_replicate.replicate, facts=self.facts,
-            verdicts=self.verdicts, include_trace=include_trace,
+            verdicts=self.verdicts, include_trace=include_trace, vote=self.vote,
         )  # fmt: skip
 
     def repr_failure(

@@ -58,15 +58,29 @@ class VerificationFailed(AssertionError):
     """At least one of the item's results failed: a false template verdict or a failed
     rubric gate."""
 
-    def __init__(self, verdicts: Sequence[Verdict], facts: FieldFacts) -> None:
+    def __init__(
+        self, verdicts: Sequence[Verdict], facts: FieldFacts, replicates: str | None = None
+    ) -> None:
         super().__init__("verification failed")
         self.verdicts = list(verdicts)
         self.facts = facts
+        self.replicates = replicates
 
     def explain(self) -> str:
-        """A one-line reason (what pytest's short summary shows), then every verdict."""
-        body = "\n\n".join(explain_verdict(v, self.facts) for v in self.verdicts)
-        return f"{failure_headline(self.verdicts, self.facts)}\n{body}"
+        """A one-line reason (what pytest's short summary shows), then the replicates' vote
+        (replicate policies), then every failing verdict (every verdict without a policy)."""
+        shown = self.verdicts
+        if self.replicates is not None:
+            shown = [v for v in shown if v.category not in (Outcome.PASS, Outcome.NO_VERDICT)]
+        body = "\n\n".join(
+            (f"replicate {v.result.metadata.replicate}: " if self.replicates else "")
+            + explain_verdict(v, self.facts)
+            for v in shown
+        )
+        head = failure_headline(self.verdicts, self.facts)
+        if self.replicates is not None:
+            head = f"{head}\n{self.replicates}"
+        return f"{head}\n{body}"
 
 
 MAX_HEADLINE_FIELDS = 3

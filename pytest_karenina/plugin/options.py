@@ -19,6 +19,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    FlakyMode,
     GateOn,
     ReplayMode,
     RubricStrategy,
@@ -66,6 +67,18 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("mode", "Evaluation mode", metavar="MODE", choices=get_args(EvaluationMode)),
     Option("replicates", "Runs per question and answering model", metavar="N"),
+    Option(
+        "replicate-policy",
+        "How replicates make a verdict: each (an item per replicate, default), all, "
+        "majority, at-least:K, pass@K",
+        metavar="POLICY",
+    ),
+    Option(
+        "flaky",
+        "What an item whose replicates disagree counts as: policy (default), pass, fail",
+        metavar="MODE",
+        choices=get_args(FlakyMode),
+    ),
     Option("abstention", "Detect refusals (abstention check)", "bool", "yes|no"),
     Option(
         "sufficiency", "Check that the response holds what the template needs", "bool", "yes|no"

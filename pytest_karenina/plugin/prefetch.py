@@ -13,7 +13,7 @@ import queue
 import secrets
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -33,6 +33,7 @@ from pytest_karenina.plugin.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from pytest_karenina.plugin.verdict import NO_FACTS, field_facts
+from pytest_karenina.results import VerificationResult
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 
@@ -106,7 +107,7 @@ class Prefetcher:
                 "pytest_karenina_modify_stages left an invalid stage list: " + "; ".join(problems)
             )
         orchestrator = StageOrchestrator(stages)
-        tasks = self._tasks(item)
+        groups = self._groups(item)
         code = item.question.template_code
         workspace_root = self.settings.workspace_root or item.path.parent
 
@@ -116,11 +117,19 @@ class Prefetcher:
             self.logs.working_on(item.nodeid)
             if journal is not None:
                 journal.started(item.nodeid)
-            try:
-                results = run_answer_group(
+
+            def answer(tasks: list[Task]) -> list[VerificationResult]:
+                return run_answer_group(
                     tasks, self.vconfig, self.llm, orchestrator, self.run_name,
                     workspace_root=workspace_root,
                 )  # fmt: skip
+
+            try:
+                if len(groups) == 1:
+                    results = answer(groups[0])
+                else:  # a replicate policy: the item's replicates run at once
+                    with ThreadPoolExecutor(len(groups), thread_name_prefix="karenina-rep") as pool:
+                        results = [r for found in pool.map(answer, groups) for r in found]
             finally:
                 if journal is not None:
                     journal.ended(item.nodeid)
@@ -134,15 +143,17 @@ class Prefetcher:
 
         return run
 
-    def _tasks(self, item: QuestionItem) -> list[Task]:
-        """One task per parsing model, all sharing the item's answer (models of the stack)."""
+    def _groups(self, item: QuestionItem) -> list[list[Task]]:
+        """Per replicate the item runs, one task per parsing model, all sharing that
+        replicate's answer (models of the stack)."""
         combination = item.model_replicate
         answering = self.llm.answering_models[combination.answering_index]
         rubrics = (item.global_rubric, item.dynamic_rubric)
         return [
-            Task(item.question, answering, parsing, combination.replicate, *rubrics)
-            for parsing in self.llm.parsing_models
-        ]
+            [Task(item.question, answering, parsing, replicate, *rubrics)
+             for parsing in self.llm.parsing_models]
+            for replicate in combination.runs
+        ]  # fmt: skip
 
     def _work(self) -> None:
         while not self._stopped.is_set():

@@ -30,6 +30,7 @@ from pytest_karenina.plugin.process import (
     runs_pipelines,
     writes_html_report,
 )
+from pytest_karenina.plugin.replicate_policy import ReplicatePolicyError
 from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
@@ -38,7 +39,7 @@ from pytest_karenina.plugin.report.header import (
 )
 from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
 from pytest_karenina.plugin.report.junit import write_suite_properties
-from pytest_karenina.plugin.report.payload import ItemPayload, logged_residue
+from pytest_karenina.plugin.report.payload import ItemPayload, flaky_status, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config, with_search_tools
@@ -73,6 +74,10 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     missing = agents_unavailable(vconfig)
     if missing is not None:
         raise pytest.UsageError(f"karenina: {missing}")
+    try:
+        settings.replicate_policy.check(vconfig.replicate_count)
+    except ReplicatePolicyError as exc:
+        raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
     settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
@@ -192,9 +197,15 @@ class ControllerPlugin:
         self.config = config
         self.settings = settings
         self.role = role
-        self.summary = RunSummary()
+        policy = settings.replicate_policy
+        self.summary = RunSummary(pass_at=policy.k if policy.kind == "pass@" else None)
         self.export: ExportSink | None = None
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        """A question whose replicates disagreed: ``~`` and ``PASSED (flaky 2/3)`` (``F`` and
+        ``FAILED (flaky 1/3)``); the outcome itself is the replicate policy's."""
+        return flaky_status(report)
 
     def pytest_report_header(self) -> list[str]:
         distributed = self.role is ProcessRole.XDIST_CONTROLLER

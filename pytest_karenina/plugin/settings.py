@@ -17,6 +17,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    FlakyMode,
     GateOn,
     ReplayMode,
     RubricStrategy,
@@ -25,6 +26,7 @@ from pytest_karenina.config.choices import (
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
 from pytest_karenina.plugin.options import OPTIONS, HtmlTrace, Option, parse_bool
+from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.plugin.results_path import check_results_path
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
@@ -45,6 +47,8 @@ class Settings:
     endpoint: str | None
     mode: EvaluationMode | None
     replicates: int | None
+    replicate_policy: ReplicatePolicy
+    flaky: FlakyMode
     abstention: bool | None
     sufficiency: bool | None
     embedding_check: bool | None
@@ -186,6 +190,11 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     rubric_gates = tuple(raw["rubric-gates"] or ())
     _check_gate_rules(rubric_gates)
 
+    try:
+        policy = ReplicatePolicy.parse(raw["replicate-policy"])
+    except ReplicatePolicyError as exc:
+        raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
+
     preset = path("config")
     if preset is not None and not preset.is_file():
         raise pytest.UsageError(f"--karenina-config: no such file {preset}")
@@ -201,6 +210,8 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         endpoint=raw["endpoint"],
         mode=cast("EvaluationMode | None", raw["mode"]),
         replicates=number("replicates", int, 1),
+        replicate_policy=policy,
+        flaky=cast("FlakyMode", raw["flaky"] or "policy"),
         abstention=flag("abstention"),
         sufficiency=flag("sufficiency"),
         embedding_check=flag("embedding-check"),

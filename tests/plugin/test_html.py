@@ -85,7 +85,7 @@ def test_report_has_karenina_columns_rows_and_summary(
     # every row has the same number of cells, the skipped one included (empty cells)
     skipped = data["tests"][f"{MULTI}::mq005"][0]
     widths = {len(r["resultsTableRow"]) for rows in data["tests"].values() for r in rows}
-    assert widths == {8}
+    assert widths == {9}
     assert '<td class="col-kmodel"></td>' in skipped["resultsTableRow"]
 
     fields = extras_html(failing)

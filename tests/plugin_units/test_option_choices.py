@@ -13,6 +13,7 @@ from pytest_karenina.config.choices import (
     DeepJudgmentMode,
     DeepJudgmentRubricMode,
     EvaluationMode,
+    FlakyMode,
     GateOn,
     ReplayMode,
     RubricStrategy,
@@ -37,6 +38,7 @@ CHOICES: dict[str, Any] = {
     "deep-judgment": DeepJudgmentMode,
     "deep-judgment-rubric": DeepJudgmentRubricMode,
     "gate-on": GateOn,
+    "flaky": FlakyMode,
 }
 """Every option with choices and the Literal it takes them from."""
 

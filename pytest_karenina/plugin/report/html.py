@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.cells import rubric_cell, score_cell
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
@@ -28,6 +29,7 @@ COLUMNS = (
     ("kverdict", "Verdict"),
     ("kscore", "Score"),
     ("krubric", "Rubric"),
+    ("kflaky", "Flaky"),
 )
 """(column type, title) of the inserted columns, in order, after the Test column."""
 FIRST_COLUMN = 2
@@ -74,14 +76,6 @@ def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
 
 
-def rubric_cell(payload: ItemPayload) -> str:
-    """``4/5 traits`` (gated traits that passed), or ``3 traits`` when none is gated."""
-    rubric = payload.rubric
-    if rubric.gated:
-        return f"{rubric.passed}/{rubric.gated} traits"
-    return f"{rubric.traits} traits" if rubric.traits else ""
-
-
 def _trait_mark(check: TraitCheck) -> str:
     if check.skipped is not None:
         return '<span class="karenina-na">skipped</span>'
@@ -124,22 +118,6 @@ def _notes(summary: ResultSummary) -> Iterator[str]:
         yield f"{_text(name)} (custom stage): {_value(value)}"
     if summary.error:
         yield f'error: <span class="karenina-error">{_text(summary.error)}</span>'
-
-
-def score_cell(payload: ItemPayload) -> str:
-    """The lowest granular score, or why there is none (escaped HTML)."""
-    if payload.score is not None:
-        return _score(payload.score)
-    categories = {summary.category for summary in payload.summaries}
-    if "abstained" in categories:
-        why = "abstained"
-    elif any(s.verify_result is not None for s in payload.summaries):
-        why = "own verify()"  # a classic template decides without field scores
-    elif payload.summaries:
-        why = "no template verdict"
-    else:
-        return ""
-    return f'<span class="karenina-na" title="no granular score: {why}">n/a ({why})</span>'
 
 
 def _result_block(
@@ -208,6 +186,8 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
         + (f", replicate {_text(replicate)}" if replicate is not None else "")
         + f", tokens {_text(payload.input_tokens)} in / {_text(payload.output_tokens)} out</p>"
     )
+    if payload.replicates:
+        head += f"<p><strong>Replicates </strong>{_text(payload.replicates)}</p>"
     summaries = payload.summaries
     blocks = []
     for index, summary in enumerate(summaries):
@@ -246,13 +226,14 @@ class HtmlPlugin:
         """Always inserts one cell per column (empty without a payload), or rows misalign."""
         sent = getattr(report, "karenina", None)
         payload = ItemPayload.from_json(sent) if isinstance(sent, dict) else None
-        values = ("", "", "", "")
+        values = ("", "", "", "", "")
         if payload is not None:
             values = (
                 _text(payload.answering_model),
                 _text(payload.category),
                 score_cell(payload),
                 _text(rubric_cell(payload)),
+                _text(payload.flaky or ""),
             )
         for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')

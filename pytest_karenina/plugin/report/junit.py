@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from pytest_karenina.plugin.replicate_policy import ReplicateVote
 from pytest_karenina.plugin.report.payload import tokens
 from pytest_karenina.plugin.verdict import Verdict
 from pytest_karenina.results import VerificationResult
@@ -83,8 +84,11 @@ def agent_properties(result: VerificationResult) -> list[tuple[str, object]]:
     ]
 
 
-def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
-    """Scalar ``karenina.*`` JUnit properties of an item (its first result decides)."""
+def user_properties(
+    verdicts: Sequence[Verdict], vote: ReplicateVote | None = None
+) -> list[tuple[str, object]]:
+    """Scalar ``karenina.*`` JUnit properties of an item (its first result decides; under a
+    replicate policy also ``karenina.replicates`` and ``karenina.flaky``)."""
     if not verdicts:
         return []
     results = [verdict.result for verdict in verdicts]
@@ -97,7 +101,7 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
         ("karenina.granular_score", granular if isinstance(granular, int | float) else None),
         ("karenina.answering_model", result.metadata.answering.model_name),
         ("karenina.parsing_model", ",".join(r.metadata.parsing.model_name for r in results)),
-        ("karenina.category", verdicts[0].category.value),
+        ("karenina.category", (vote.outcome if vote else verdicts[0].category).value),
         ("karenina.input_tokens", sum(tokens(r)[0] for r in results)),
         ("karenina.output_tokens", sum(tokens(r)[1] for r in results)),
         *rubric_properties(verdicts[0]),
@@ -105,6 +109,11 @@ def user_properties(verdicts: Sequence[Verdict]) -> list[tuple[str, object]]:
         *deep_judgment_rubric_properties(result),
         *agent_properties(result),
     ]
+    if vote is not None:
+        found += [
+            ("karenina.replicates", vote.describe()),
+            ("karenina.flaky", vote.fraction() if vote.flaky else ""),
+        ]
     return [(name, "" if value is None else value) for name, value in found]
 
 

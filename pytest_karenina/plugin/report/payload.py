@@ -29,6 +29,7 @@ from pytest_karenina.results.agent_metrics import is_agent_run
 from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
 
 if TYPE_CHECKING:
+    from pytest_karenina.plugin.replicate_policy import ReplicateVote
     from pytest_karenina.results import VerificationResult
 
 PAYLOAD_VERSION = 2
@@ -223,15 +224,22 @@ class ItemPayload:
     summaries: list[ResultSummary] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
     """``VerificationResult`` dumps (JSON mode), for the export."""
+    flaky: str | None = None
+    """Under a replicate policy, when the replicates disagree: ``passed/replicates``."""
+    replicates: str | None = None
+    """Under a replicate policy: the replicates' outcomes and the policy's decision."""
+    replicate_passes: list[int] | None = None
+    """Under a replicate policy: ``[passed, replicates]``."""
 
     @classmethod
     def of_verdicts(
         cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
         replicate: int | None, facts: FieldFacts, verdicts: Sequence[Verdict],
-        include_trace: bool,
+        include_trace: bool, vote: ReplicateVote | None = None,
     ) -> ItemPayload:  # fmt: skip
         """The item's payload; ``include_trace`` keeps the raw responses in the summaries;
-        ``facts``: what the question's template says about its fields."""
+        ``facts``: what the question's template says about its fields; ``vote``: the
+        replicate policy's decision, which is then the item's category."""
         summaries = [
             ResultSummary.of_verdict(verdict, facts, include_trace) for verdict in verdicts
         ]
@@ -240,7 +248,7 @@ class ItemPayload:
         valued = sum(1 for s in summaries for check in s.rubric if check.skipped is None)
         return cls(
             nodeid=nodeid,
-            category=worst_outcome([s.category for s in summaries]),
+            category=vote.outcome if vote else worst_outcome([s.category for s in summaries]),
             question_id=question_id,
             question=question_text,
             answering_model=answering_model,
@@ -251,6 +259,9 @@ class ItemPayload:
             rubric=RubricTally(sum(p for p, _ in gates), sum(g for _, g in gates), valued),
             summaries=summaries,
             results=[verdict.result.model_dump(mode="json") for verdict in verdicts],
+            flaky=vote.fraction() if vote is not None and vote.flaky else None,
+            replicates=vote.describe() if vote is not None else None,
+            replicate_passes=[vote.passed, len(vote.outcomes)] if vote is not None else None,
         )
 
     def for_summary(self) -> ItemPayload:
@@ -284,3 +295,16 @@ class ItemPayload:
             summaries=[ResultSummary.from_json(s) for s in data.get("summaries") or ()],
             **{name: data[name] for name in simple if data.get(name) is not None},
         )
+
+
+def flaky_status(report: Any) -> tuple[str, str, str] | None:
+    """The test status of a flaky question's call report (None for any other report)."""
+    data = getattr(report, "karenina", None)
+    if getattr(report, "when", None) != "call" or not isinstance(data, dict):
+        return None
+    flaky = data.get("flaky")
+    if not flaky:
+        return None
+    outcome = str(report.outcome)
+    letter = "~" if outcome == "passed" else "F" if outcome == "failed" else "s"
+    return outcome, letter, f"{outcome.upper()} (flaky {flaky})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,8 +10,9 @@ import pytest
 
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.tallies import AgentTally, GroundingTally, TraitStats, trait_rows
 from pytest_karenina.plugin.verdict import Outcome
-from pytest_karenina.rubrics.gates import TraitCheck
+from pytest_karenina.results.statistics import pass_at_k
 
 
 @dataclass
@@ -43,110 +43,6 @@ class PassRateGate:
 
 
 @dataclass
-class TraitStats:
-    """One trait of one answering model over the run."""
-
-    kind: str
-    values: list[float] = field(default_factory=list)
-    labels: Counter[str] = field(default_factory=Counter)
-    passed: int = 0
-    gated: int = 0
-    errors: int = 0
-
-    def add(self, check: TraitCheck) -> None:
-        value = check.value
-        if check.error is not None:
-            self.errors += 1
-        elif isinstance(value, bool | int | float):
-            self.values.append(float(value))
-        elif isinstance(value, str):
-            self.labels[value] += 1
-        if check.gated:
-            self.gated += 1
-            self.passed += check.passed is True
-
-    def describe(self) -> str:
-        parts = []
-        if self.values:
-            parts.append(f"mean {sum(self.values) / len(self.values):.2f} (n={len(self.values)})")
-        if self.labels:
-            parts.append(", ".join(f"{label} {n}" for label, n in self.labels.most_common()))
-        if self.gated:
-            parts.append(f"pass {self.passed}/{self.gated}")
-        if self.errors:
-            parts.append(f"no value {self.errors}")
-        return "; ".join(parts) or "no values"
-
-
-def _trait_rows(check: TraitCheck) -> list[tuple[str, TraitCheck]]:
-    """A check, or one row per part of a metric or template-kind trait's value (and the
-    trait itself, without a value, when it is gated)."""
-    if not isinstance(check.value, dict):
-        return [(check.name, check)]
-    rows = [
-        (f"{check.name}.{part}", dataclasses.replace(check, value=value, gated=False))
-        for part, value in check.value.items()
-    ]
-    if check.gated:
-        rows.append((check.name, dataclasses.replace(check, value=None)))
-    return rows
-
-
-@dataclass
-class GroundingTally:
-    """Results that went through deep judgment, and what they left without a verbatim
-    quote (``what``: attributes or rubric traits)."""
-
-    what: str
-    judged: int = 0
-    ungrounded: int = 0
-    """Results with at least one name not quoted."""
-    unquoted: Counter[str] = field(default_factory=Counter)
-    """How many results left each name without a quote."""
-
-    def add(self, unquoted: list[str] | None) -> None:
-        """Count one result: its names without a quote, or None when it had no deep judgment."""
-        if unquoted is None:
-            return
-        self.judged += 1
-        self.ungrounded += bool(unquoted)
-        self.unquoted.update(unquoted)
-
-    def describe(self) -> str:
-        line = f"{self.judged} results, {self.ungrounded} with {self.what} "
-        line += "not quoted from the response"
-        if self.unquoted:
-            line += " (" + ", ".join(f"{n} {c}" for n, c in self.unquoted.most_common()) + ")"
-        return line
-
-
-@dataclass
-class AgentTally:
-    """Results answered by an agent run: how many, how many hit the call limit, and the
-    failed tool calls per tool."""
-
-    runs: int = 0
-    limit_hits: int = 0
-    failed_calls: Counter[str] = field(default_factory=Counter)
-
-    def add(self, metrics: dict[str, Any] | None) -> None:
-        if metrics is None:
-            return
-        self.runs += 1
-        self.limit_hits += bool(metrics.get("limit_reached"))
-        failed = metrics.get("suspect_failed_tools") or []
-        for name in failed:
-            self.failed_calls[name] += 1
-
-    def describe(self) -> str:
-        line = f"agents: {self.runs} results, {self.limit_hits} reached their call limit"
-        if self.failed_calls:
-            tools = ", ".join(f"{n} {c}" for n, c in self.failed_calls.most_common())
-            line += f", failed tool calls in {sum(self.failed_calls.values())} ({tools})"
-        return line
-
-
-@dataclass
 class RunSummary:
     """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
 
@@ -164,6 +60,10 @@ class RunSummary:
         default_factory=lambda: GroundingTally("rubric traits")
     )
     agents: AgentTally = field(default_factory=AgentTally)
+    flaky: list[str] = field(default_factory=list)
+    """``question [model] passed/replicates`` of each item whose replicates disagreed."""
+    pass_at: int | None = None
+    """``K`` of a ``pass@K`` replicate policy: the summary then estimates pass@K."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -171,6 +71,8 @@ class RunSummary:
         if payload.nodeid in self.payloads:
             return False
         model = self._rubric.setdefault(payload.answering_model or "?", {})
+        if payload.flaky:
+            self.flaky.append(f"{payload.question_id} [{payload.answering_model}] {payload.flaky}")
         for summary in payload.summaries:
             self.deep_judgment.add(summary.unquoted)
             self.rubric_deep_judgment.add(summary.unquoted_traits)
@@ -178,7 +80,7 @@ class RunSummary:
             for check in summary.rubric:
                 if check.skipped is not None:
                     continue
-                for name, row in _trait_rows(check):
+                for name, row in trait_rows(check):
                     model.setdefault(name, TraitStats(check.kind)).add(row)
         self.payloads[payload.nodeid] = payload.for_summary()
         return True
@@ -295,6 +197,12 @@ class RunSummary:
             terminal.write_line(f"rubric deep judgment: {self.rubric_deep_judgment.describe()}")
         if self.agents.runs:
             terminal.write_line(self.agents.describe())
+        if self.flaky:
+            terminal.write_line(f"flaky: {len(self.flaky)} items ({', '.join(self.flaky)})")
+        estimate = self.pass_at_k()
+        if estimate is not None:
+            terminal.write_line(estimate)
+
         rubric = self.rubric_stats()
         if rubric:
             terminal.write_line("rubric traits:")
@@ -304,3 +212,17 @@ class RunSummary:
                     terminal.write_line(f"    {name} ({stats.kind}): {stats.describe()}")
         if self.gate is not None:
             terminal.write_line(f"karenina gate: {self.gate.describe()}")
+
+    def pass_at_k(self) -> str | None:
+        """``pass@2 (unbiased estimate from 3 replicates): 83.3% over 4 items``, when the
+        policy is pass@K and more than K replicates ran."""
+        k = self.pass_at
+        counts = [p.replicate_passes for p in self.payloads.values() if p.replicate_passes]
+        if k is None or not counts or any(n <= k for _, n in counts):
+            return None
+        mean = sum(pass_at_k(n, c, k) for c, n in counts) / len(counts)
+        replicates = max(n for _, n in counts)
+        return (
+            f"pass@{k} (unbiased estimate from {replicates} replicates): {mean:.1%} "
+            f"over {len(counts)} items"
+        )

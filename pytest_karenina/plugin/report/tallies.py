@@ -1,0 +1,115 @@
+"""Per-run tallies the terminal summary reports: rubric traits per model, deep judgment's
+unquoted attributes and traits, agent runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_karenina.rubrics.gates import TraitCheck
+
+
+@dataclass
+class TraitStats:
+    """One trait of one answering model over the run."""
+
+    kind: str
+    values: list[float] = field(default_factory=list)
+    labels: Counter[str] = field(default_factory=Counter)
+    passed: int = 0
+    gated: int = 0
+    errors: int = 0
+
+    def add(self, check: TraitCheck) -> None:
+        value = check.value
+        if check.error is not None:
+            self.errors += 1
+        elif isinstance(value, bool | int | float):
+            self.values.append(float(value))
+        elif isinstance(value, str):
+            self.labels[value] += 1
+        if check.gated:
+            self.gated += 1
+            self.passed += check.passed is True
+
+    def describe(self) -> str:
+        parts = []
+        if self.values:
+            parts.append(f"mean {sum(self.values) / len(self.values):.2f} (n={len(self.values)})")
+        if self.labels:
+            parts.append(", ".join(f"{label} {n}" for label, n in self.labels.most_common()))
+        if self.gated:
+            parts.append(f"pass {self.passed}/{self.gated}")
+        if self.errors:
+            parts.append(f"no value {self.errors}")
+        return "; ".join(parts) or "no values"
+
+
+def trait_rows(check: TraitCheck) -> list[tuple[str, TraitCheck]]:
+    """A check, or one row per part of a metric or template-kind trait's value (and the
+    trait itself, without a value, when it is gated)."""
+    if not isinstance(check.value, dict):
+        return [(check.name, check)]
+    rows = [
+        (f"{check.name}.{part}", dataclasses.replace(check, value=value, gated=False))
+        for part, value in check.value.items()
+    ]
+    if check.gated:
+        rows.append((check.name, dataclasses.replace(check, value=None)))
+    return rows
+
+
+@dataclass
+class GroundingTally:
+    """Results that went through deep judgment, and what they left without a verbatim
+    quote (``what``: attributes or rubric traits)."""
+
+    what: str
+    judged: int = 0
+    ungrounded: int = 0
+    """Results with at least one name not quoted."""
+    unquoted: Counter[str] = field(default_factory=Counter)
+    """How many results left each name without a quote."""
+
+    def add(self, unquoted: list[str] | None) -> None:
+        """Count one result: its names without a quote, or None when it had no deep judgment."""
+        if unquoted is None:
+            return
+        self.judged += 1
+        self.ungrounded += bool(unquoted)
+        self.unquoted.update(unquoted)
+
+    def describe(self) -> str:
+        line = f"{self.judged} results, {self.ungrounded} with {self.what} "
+        line += "not quoted from the response"
+        if self.unquoted:
+            line += " (" + ", ".join(f"{n} {c}" for n, c in self.unquoted.most_common()) + ")"
+        return line
+
+
+@dataclass
+class AgentTally:
+    """Results answered by an agent run: how many, how many hit the call limit, and the
+    failed tool calls per tool."""
+
+    runs: int = 0
+    limit_hits: int = 0
+    failed_calls: Counter[str] = field(default_factory=Counter)
+
+    def add(self, metrics: dict[str, Any] | None) -> None:
+        if metrics is None:
+            return
+        self.runs += 1
+        self.limit_hits += bool(metrics.get("limit_reached"))
+        failed = metrics.get("suspect_failed_tools") or []
+        for name in failed:
+            self.failed_calls[name] += 1
+
+    def describe(self) -> str:
+        line = f"agents: {self.runs} results, {self.limit_hits} reached their call limit"
+        if self.failed_calls:
+            tools = ", ".join(f"{n} {c}" for n, c in self.failed_calls.most_common())
+            line += f", failed tool calls in {sum(self.failed_calls.values())} ({tools})"
+        return line
