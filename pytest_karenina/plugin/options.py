@@ -74,6 +74,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="POLICY",
     ),
     Option(
+        "compare-to",
+        "With several answering models: the reference model of the paired comparison",
+        metavar="MODEL",
+    ),
+    Option(
         "flaky",
         "What an item whose replicates disagree counts as: policy (default), pass, fail",
         metavar="MODE",

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.pipeline.agent_stack import agents_unavailable
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
@@ -30,7 +29,6 @@ from pytest_karenina.plugin.process import (
     runs_pipelines,
     writes_html_report,
 )
-from pytest_karenina.plugin.replicate_policy import ReplicatePolicyError
 from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.header import (
     COMPACT_SUMMARY_FAILURES,
@@ -42,7 +40,7 @@ from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.payload import ItemPayload, flaky_status, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.run_config import build_config, with_search_tools
+from pytest_karenina.plugin.run_config import build_config, check_run, with_search_tools
 from pytest_karenina.plugin.settings import Settings, resolve_settings
 from pytest_karenina.plugin.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.stash import (
@@ -71,13 +69,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         raise pytest.UsageError(problem)
     settings = resolve_settings(config, checkpoints)
     vconfig = with_search_tools(config, build_config(settings))
-    missing = agents_unavailable(vconfig)
-    if missing is not None:
-        raise pytest.UsageError(f"karenina: {missing}")
-    try:
-        settings.replicate_policy.check(vconfig.replicate_count)
-    except ReplicatePolicyError as exc:
-        raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
+    check_run(settings, vconfig)
     settings = settings.with_default_replay(vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
@@ -198,7 +190,9 @@ class ControllerPlugin:
         self.settings = settings
         self.role = role
         policy = settings.replicate_policy
-        self.summary = RunSummary(pass_at=policy.k if policy.kind == "pass@" else None)
+        self.summary = RunSummary(
+            pass_at=policy.k if policy.kind == "pass@" else None, compare_to=settings.compare_to
+        )
         self.export: ExportSink | None = None
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
 

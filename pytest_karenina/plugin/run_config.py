@@ -18,6 +18,8 @@ from pytest_karenina.config.model import ModelConfig, RetryPolicy
 from pytest_karenina.config.presets import load_preset
 from pytest_karenina.config.sections import ConfigError
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.pipeline.agent_stack import agents_unavailable
+from pytest_karenina.plugin.replicate_policy import ReplicatePolicyError
 from pytest_karenina.plugin.settings import Settings
 
 
@@ -170,3 +172,21 @@ def with_search_tools(config: pytest.Config, vconfig: VerificationConfig) -> Ver
             if tool is not None:
                 found[setting] = tool
     return vconfig.model_copy(update=found) if found else vconfig
+
+
+def check_run(settings: Settings, vconfig: VerificationConfig) -> None:
+    """Usage errors the built configuration reveals: agents without their extra, a replicate
+    policy's K above the replicates, a comparison reference that is no answering model."""
+    missing = agents_unavailable(vconfig)
+    if missing is not None:
+        raise pytest.UsageError(f"karenina: {missing}")
+    try:
+        settings.replicate_policy.check(vconfig.replicate_count)
+    except ReplicatePolicyError as exc:
+        raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
+    known = [model.id for model in vconfig.answering_models]
+    if settings.compare_to is not None and settings.compare_to not in known:
+        raise pytest.UsageError(
+            f"--karenina-compare-to: {settings.compare_to!r} is not an answering model "
+            f"(the run has {', '.join(map(repr, known))})"
+        )

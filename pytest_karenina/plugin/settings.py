@@ -49,6 +49,8 @@ class Settings:
     replicates: int | None
     replicate_policy: ReplicatePolicy
     flaky: FlakyMode
+    compare_to: str | None
+    """The reference answering model (its id) of the paired model comparison."""
     abstention: bool | None
     sufficiency: bool | None
     embedding_check: bool | None
@@ -212,6 +214,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         replicates=number("replicates", int, 1),
         replicate_policy=policy,
         flaky=cast("FlakyMode", raw["flaky"] or "policy"),
+        compare_to=str(raw["compare-to"]) if raw["compare-to"] else None,
         abstention=flag("abstention"),
         sufficiency=flag("sufficiency"),
         embedding_check=flag("embedding-check"),

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.report.cells import rubric_cell, score_cell
+from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
@@ -278,5 +279,5 @@ class HtmlPlugin:
             + (f"; gate: {_text(gate.describe())}" if gate is not None else "")
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
-            f"{rows}</table></div>"
+            f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}</div>"
         )

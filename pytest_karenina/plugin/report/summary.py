@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.report.tallies import AgentTally, GroundingTally, TraitStats, trait_rows
@@ -64,6 +65,8 @@ class RunSummary:
     """``question [model] passed/replicates`` of each item whose replicates disagreed."""
     pass_at: int | None = None
     """``K`` of a ``pass@K`` replicate policy: the summary then estimates pass@K."""
+    compare_to: str | None = None
+    """The reference answering model of the paired comparison (``--karenina-compare-to``)."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -183,6 +186,9 @@ class RunSummary:
                 f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
                 f"95% CI {rate.low:.1%}-{rate.high:.1%}"
             )
+        comparison = compare_models(self.payloads.values(), self.compare_to)
+        for line in comparison.lines() if comparison is not None else ():
+            terminal.write_line(line)
         counts = self.categories()
         if self.skipped:
             counts["skipped"] = len(self.skipped)

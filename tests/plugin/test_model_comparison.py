@@ -1,0 +1,70 @@
+"""Two answering models on the same questions, compared question by question over HTTP."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
+from tests.plugin.plugin_helpers import rendered_dom
+from tests.support.openai_server import OpenAIServer
+
+CAPITAL = """
+class Answer(BaseAnswer):
+    capital: str = Field(description="The capital city named in the response")
+
+    def ground_truth(self):
+        self.correct = {{"capital": "{capital}"}}
+
+    def verify(self) -> bool:
+        return self.capital.strip().lower() == self.correct["capital"].lower()
+"""
+COUNTRIES = {"q1": ("France", "Paris"), "q2": ("Italy", "Rome"), "q3": ("Japan", "Tokyo")}
+
+
+def args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=CAPITAL.format(capital=capital), finished=True)
+        for qid, (country, capital) in COUNTRIES.items()
+    ]  # fmt: skip
+    path = pytester.path / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+    for country, capital in COUNTRIES.values():
+        wrong = "Osaka" if country == "Japan" else capital
+        server.add_rule(f"It is {capital}.", model="old", structured=False, last_contains=country)
+        server.add_rule(f"It is {wrong}.", model="new", structured=False, last_contains=country)
+    for city in ("Paris", "Rome", "Tokyo", "Osaka"):
+        server.add_rule({"capital": city}, model="judge", contains=f"It is {city}.")
+    return [
+        "--karenina", str(path), "--karenina-endpoint", server.base_url,
+        "--karenina-answering-model", "old", "--karenina-answering-model", "new",
+        "--karenina-parsing-model", "judge", "-p", "no:cacheprovider",
+    ]  # fmt: skip
+
+
+def test_a_regression_against_the_reference_model_is_listed_first(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    report = pytester.path / "report.html"
+    result = pytester.runpytest(*args(pytester, openai_server), "--karenina-compare-to=old",
+                                f"--html={report}", "--self-contained-html")  # fmt: skip
+
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines([
+        "models compared on 3 questions (paired by question):",
+        "  old vs new: 100.0% vs 66.7% (+33.3 points); only old passes 1, only new passes 0;"
+        " McNemar exact p=1",
+        "  regressions against old: q3",
+        "  q3: old pass, new FAIL",
+    ])  # fmt: skip
+    dom = rendered_dom(pytester, report)
+    assert '<table class="karenina-comparison">' in dom
+    assert "<td>q3</td><td>pass</td><td><strong" in dom
+
+
+def test_an_unknown_reference_model_is_a_usage_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    result = pytester.runpytest(*args(pytester, openai_server), "--karenina-compare-to=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--karenina-compare-to: 'nope' is not an answering model*"])
