@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.e2e.scripting import API_KEY, script
 from tests.helpers import DATA
@@ -75,3 +78,32 @@ def rendered_rows(dom: str, nodeid: str) -> list[str]:
     """The rendered results-table bodies of the test ``nodeid``."""
     bodies = {b.split("</tbody>")[0] for b in dom.split('<tbody class="results-table-row')}
     return [b for b in bodies if f'<td class="col-testId">{nodeid}</td>' in b]
+
+
+CAPITAL_TEMPLATE = """
+class Answer(BaseAnswer):
+    capital: str = Field(description="The capital city named in the response")
+
+    def ground_truth(self):
+        self.correct = {{"capital": "{capital}"}}
+
+    def verify(self) -> bool:
+        return self.capital.strip().lower() == self.correct["capital"].lower()
+"""
+COUNTRIES = {"q1": ("France", "Paris"), "q2": ("Italy", "Rome"), "q3": ("Japan", "Tokyo")}
+
+
+def capitals_checkpoint(
+    directory: Path, countries: Mapping[str, tuple[str, str]] = COUNTRIES, **question: Any
+) -> Path:
+    """``capitals.jsonld``: per question id, "What is the capital of <country>?" with a
+    template whose ground truth is the capital."""
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=CAPITAL_TEMPLATE.format(capital=capital), finished=True,
+                 **question)
+        for qid, (country, capital) in countries.items()
+    ]  # fmt: skip
+    path = directory / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+    return path

@@ -12,8 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
-from tests.plugin.plugin_helpers import rendered_dom, rendered_rows
+from tests.plugin.plugin_helpers import (
+    COUNTRIES,
+    capitals_checkpoint,
+    rendered_dom,
+    rendered_rows,
+)
 from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_server import OpenAIServer
 
@@ -22,28 +26,9 @@ if TYPE_CHECKING:
 
 pytestmark = needs_agents_extra
 
-CAPITAL = """
-class Answer(BaseAnswer):
-    capital: str = Field(description="The capital city named in the response")
-
-    def ground_truth(self):
-        self.correct = {{"capital": "{capital}"}}
-
-    def verify(self) -> bool:
-        return self.capital.strip().lower() == self.correct["capital"].lower()
-"""
-COUNTRIES = {"q1": ("France", "Paris"), "q2": ("Italy", "Rome"), "q3": ("Japan", "Tokyo")}
-
 
 def checkpoint(directory: Path, **question: Any) -> Path:
-    questions = [
-        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
-                 template_code=CAPITAL.format(capital=capital), finished=True, **question)
-        for qid, (country, capital) in COUNTRIES.items()
-    ]  # fmt: skip
-    path = directory / "capitals.jsonld"
-    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
-    return path
+    return capitals_checkpoint(directory, **question)
 
 
 def preset(directory: Path, server: OpenAIServer, mcp: MCPServer) -> Path:

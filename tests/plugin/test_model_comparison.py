@@ -4,31 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
-from tests.plugin.plugin_helpers import rendered_dom
+from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, rendered_dom
 from tests.support.openai_server import OpenAIServer
-
-CAPITAL = """
-class Answer(BaseAnswer):
-    capital: str = Field(description="The capital city named in the response")
-
-    def ground_truth(self):
-        self.correct = {{"capital": "{capital}"}}
-
-    def verify(self) -> bool:
-        return self.capital.strip().lower() == self.correct["capital"].lower()
-"""
-COUNTRIES = {"q1": ("France", "Paris"), "q2": ("Italy", "Rome"), "q3": ("Japan", "Tokyo")}
 
 
 def args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
-    questions = [
-        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
-                 template_code=CAPITAL.format(capital=capital), finished=True)
-        for qid, (country, capital) in COUNTRIES.items()
-    ]  # fmt: skip
-    path = pytester.path / "capitals.jsonld"
-    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+    path = capitals_checkpoint(pytester.path)
     for country, capital in COUNTRIES.values():
         wrong = "Osaka" if country == "Japan" else capital
         server.add_rule(f"It is {capital}.", model="old", structured=False, last_contains=country)

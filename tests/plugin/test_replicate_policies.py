@@ -9,28 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
-from tests.plugin.plugin_helpers import endpoint_args, rendered_dom, rendered_rows
+from tests.plugin.plugin_helpers import (
+    capitals_checkpoint,
+    endpoint_args,
+    rendered_dom,
+    rendered_rows,
+)
 from tests.support.openai_server import OpenAIServer
-
-CAPITAL = """
-class Answer(BaseAnswer):
-    capital: str = Field(description="The capital city named in the response")
-
-    def ground_truth(self):
-        self.correct = {"capital": "Paris"}
-
-    def verify(self) -> bool:
-        return self.capital.strip().lower() == self.correct["capital"].lower()
-"""
 
 
 def checkpoint(directory: Path) -> Path:
-    question = Question(id="q1", text="What is the capital of France?", raw_answer="Paris",
-                        template_code=CAPITAL, finished=True)  # fmt: skip
-    path = directory / "noisy.jsonld"
-    save_checkpoint(Benchmark(name="noisy", questions=[question]), path)
-    return path
+    return capitals_checkpoint(directory, {"q1": ("France", "Paris")})
 
 
 def script(server: OpenAIServer) -> None:
@@ -128,7 +117,7 @@ def test_the_html_report_has_a_flaky_column_in_headless_chromium(
         "--self-contained-html").assert_outcomes(passed=1)  # fmt: skip
 
     dom = rendered_dom(pytester, report)
-    assert rendered_rows(dom, "noisy.jsonld::q1")
+    assert rendered_rows(dom, "capitals.jsonld::q1")
     assert '<td class="col-kflaky">2/3</td>' in dom
 
 
