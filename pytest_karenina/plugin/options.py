@@ -74,6 +74,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="POLICY",
     ),
     Option(
+        "shard",
+        "Run only shard I of N of the questions (by question id hash), for a CI matrix",
+        metavar="I/N",
+    ),
+    Option(
         "compare-to",
         "With several answering models: the reference model of the paired comparison",
         metavar="MODEL",

@@ -42,6 +42,7 @@ from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config, check_run, with_search_tools
 from pytest_karenina.plugin.settings import Settings, resolve_settings
+from pytest_karenina.plugin.shards import ShardPlugin
 from pytest_karenina.plugin.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
@@ -75,6 +76,8 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
     role = process_role(config)
+    if settings.shard is not None:
+        config.pluginmanager.register(ShardPlugin(*settings.shard), "karenina-shard")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)
     manager = config.pluginmanager

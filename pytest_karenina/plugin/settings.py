@@ -28,6 +28,7 @@ from pytest_karenina.llm.provider_keys import models_without_keys
 from pytest_karenina.plugin.options import OPTIONS, HtmlTrace, Option, parse_bool
 from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.plugin.results_path import check_results_path
+from pytest_karenina.plugin.shards import parse_shard
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
 DEFAULT_CONCURRENCY = 8
@@ -51,6 +52,8 @@ class Settings:
     flaky: FlakyMode
     compare_to: str | None
     """The reference answering model (its id) of the paired model comparison."""
+    shard: tuple[int, int] | None
+    """``(I, N)``: run only the I-th of N shards of the questions."""
     abstention: bool | None
     sufficiency: bool | None
     embedding_check: bool | None
@@ -193,6 +196,10 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     _check_gate_rules(rubric_gates)
 
     try:
+        shard = parse_shard(str(raw["shard"])) if raw["shard"] else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--karenina-shard: {exc}") from None
+    try:
         policy = ReplicatePolicy.parse(raw["replicate-policy"])
     except ReplicatePolicyError as exc:
         raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
@@ -215,6 +222,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         replicate_policy=policy,
         flaky=cast("FlakyMode", raw["flaky"] or "policy"),
         compare_to=str(raw["compare-to"]) if raw["compare-to"] else None,
+        shard=shard,
         abstention=flag("abstention"),
         sufficiency=flag("sufficiency"),
         embedding_check=flag("embedding-check"),

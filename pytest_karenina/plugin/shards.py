@@ -1,0 +1,58 @@
+"""``--karenina-shard I/N``: a stable 1/N of the questions, for a CI matrix of N jobs.
+
+A question belongs to shard ``1 + int(sha256(question id)) % N``: independent of file order,
+of the other questions and of the machine, so N jobs cover the benchmark exactly once, and
+every answering model and replicate of a question stays in the same shard. Items of other
+shards are deselected (pytest's ``deselected`` count); plain tests are kept. It composes with
+``-n``: every xdist worker deselects the same items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from pytest_karenina.plugin.collect import QuestionItem
+
+_FORM = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``; raises ValueError naming the form."""
+    match = _FORM.match(text)
+    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise ValueError(f"expected I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def shard_of(question_id: str, shards: int) -> int:
+    """The shard (1-based) of a question among ``shards``."""
+    digest = hashlib.sha256(question_id.encode("utf-8")).digest()
+    return 1 + int.from_bytes(digest[:8], "big") % shards
+
+
+class ShardPlugin:
+    """Deselects the question items of the other shards."""
+
+    def __init__(self, index: int, shards: int) -> None:
+        self.index, self.shards = index, shards
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            other = isinstance(item, QuestionItem) and (
+                shard_of(item.question.id, self.shards) != self.index
+            )
+            (dropped if other else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+
+    def pytest_report_header(self) -> list[str]:
+        return [f"karenina: shard {self.index}/{self.shards} (questions by id hash)"]
