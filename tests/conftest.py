@@ -22,3 +22,15 @@ def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     with warnings.catch_warnings():
         warnings.resetwarnings()
         yield pytester
+
+
+@pytest.fixture(autouse=True)
+def _no_ci_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs started by a test see no CI service, wherever the suite itself runs.
+
+    On CI (``CI`` or ``BUILD_NUMBER`` set) pytest prints whole failure messages in the
+    short summary instead of their first line, and the plugin writes GitHub annotations
+    and a job summary under GitHub Actions. A test that wants either sets the variables.
+    """
+    for name in ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
