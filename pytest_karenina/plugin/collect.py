@@ -22,6 +22,7 @@ from pytest_karenina.plugin.explain import (
     explain_unmeasured,
 )
 from pytest_karenina.plugin.hookspecs import StageListError
+from pytest_karenina.plugin.question_hash import questions_digest
 from pytest_karenina.plugin.replicate_policy import ReplicateVote, vote
 from pytest_karenina.plugin.report.junit import user_properties
 from pytest_karenina.plugin.report.payload import ItemPayload
@@ -30,6 +31,7 @@ from pytest_karenina.plugin.stash import (
     CONFIG_KEY,
     GATE_POLICY_KEY,
     PREFETCHER_KEY,
+    QUESTIONS_DIGEST_KEY,
     SETTINGS_KEY,
 )
 from pytest_karenina.plugin.verdict import (
@@ -145,6 +147,9 @@ class CheckpointFile(pytest.File):
         stash = self.config.stash
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
             combinations
+        )
+        stash[QUESTIONS_DIGEST_KEY] = questions_digest(
+            (question.id for question in benchmark.questions), stash.get(QUESTIONS_DIGEST_KEY, 0)
         )
         rubrics = (benchmark.global_rubric, benchmark.global_dynamic_rubric)
         scopes = [*rubrics, *(question.rubric for question in benchmark.questions)]

@@ -10,7 +10,6 @@ choices takes them from a ``Literal`` type, the one source of its values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 import pytest
@@ -25,31 +24,16 @@ from pytest_karenina.config.choices import (
     RubricStrategy,
     SupportedInterface,
 )
+from pytest_karenina.plugin.ci_options import CI_OPTIONS
+from pytest_karenina.plugin.option_spec import BOOL_WORDS, Option, parse_bool
+
+__all__ = ["BOOL_WORDS", "OPTIONS", "HtmlTrace", "Option", "add_options", "parse_bool"]
 
 HtmlTrace = Literal["failed", "all", "none"]
 """Which items carry their trace in the pytest-html report."""
 
 
-@dataclass(frozen=True)
-class Option:
-    """One ``--karenina-<name>`` flag; ``kind`` is how its ini twin is read."""
-
-    name: str
-    help: str
-    kind: str = "string"  # string | bool | linelist
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-
-    @property
-    def flag(self) -> str:
-        return f"--karenina-{self.name}"
-
-    @property
-    def dest(self) -> str:
-        return "karenina_" + self.name.replace("-", "_")
-
-
-OPTIONS: tuple[Option, ...] = (
+CORE_OPTIONS: tuple[Option, ...] = (
     Option("config", "Karenina preset JSON with the verification config", metavar="PRESET"),
     Option(
         "answering-model",
@@ -208,26 +192,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 
-BOOL_WORDS = {
-    "1": True,
-    "true": True,
-    "yes": True,
-    "on": True,
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
-}
-
-
-def parse_bool(flag: str, text: str) -> bool:
-    value = BOOL_WORDS.get(text.strip().lower())
-    if value is None:
-        raise pytest.UsageError(
-            f"{flag}: expected yes or no, got {text!r} (a bare {flag} takes the next "
-            f"argument as its value; write {flag}=yes before paths)"
-        )
-    return value
+OPTIONS: tuple[Option, ...] = CORE_OPTIONS + CI_OPTIONS
 
 
 def add_options(parser: pytest.Parser) -> None:

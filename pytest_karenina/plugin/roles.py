@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
@@ -29,18 +30,17 @@ from pytest_karenina.plugin.process import (
     runs_pipelines,
     writes_html_report,
 )
+from pytest_karenina.plugin.report.compact import compact_failure_summary, compact_notice
 from pytest_karenina.plugin.report.export_sink import ExportSink
-from pytest_karenina.plugin.report.header import (
-    COMPACT_SUMMARY_FAILURES,
-    compact_summary_line,
-    header_lines,
-)
+from pytest_karenina.plugin.report.header import header_lines
 from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
+from pytest_karenina.plugin.report.item_record import first_line, item_record, run_record
 from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.payload import ItemPayload, flaky_status, logged_residue
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config, check_run, with_search_tools
+from pytest_karenina.plugin.selection import SelectionPlugin
 from pytest_karenina.plugin.settings import Settings, resolve_settings
 from pytest_karenina.plugin.shards import ShardPlugin
 from pytest_karenina.plugin.signals import interrupt_on_sigterm
@@ -51,6 +51,7 @@ from pytest_karenina.plugin.stash import (
     HEAP_KEY,
     PREFETCHER_KEY,
     REPLAY_USAGE_OUTPUT,
+    SELECTION_KEY,
     SETTINGS_KEY,
 )
 from pytest_karenina.plugin.xdist_partition import (
@@ -78,6 +79,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     role = process_role(config)
     if settings.shard is not None:
         config.pluginmanager.register(ShardPlugin(*settings.shard), "karenina-shard")
+    config.pluginmanager.register(SelectionPlugin(config), "karenina-selection")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)
     manager = config.pluginmanager
@@ -197,6 +199,7 @@ class ControllerPlugin:
             pass_at=policy.k if policy.kind == "pass@" else None, compare_to=settings.compare_to
         )
         self.export: ExportSink | None = None
+        self.baseline = BaselineGate(settings.ci)
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
@@ -209,27 +212,7 @@ class ControllerPlugin:
         return header_lines(self.settings, self.config.stash[CONFIG_KEY], distributed)
 
     def pytest_report_collectionfinish(self, items: list[pytest.Item]) -> list[str]:
-        """Under the collection count: a run that could fail more questions than the full
-        failure summary can take says that it would be compact."""
-        large = len(question_items(items)) > COMPACT_SUMMARY_FAILURES
-        return [compact_summary_line()] if large and self._tb_unchosen() else []
-
-    def _tb_unchosen(self) -> bool:
-        return bool(self.config.getoption("tbstyle", "auto") == "auto")
-
-    def _compact_failure_summary(self) -> None:
-        """Switch to ``--tb=line`` when many questions failed and the user chose no style."""
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None or not self._tb_unchosen():
-            return
-        payloads = self.summary.payloads
-        failed = sum(1 for report in reporter.stats.get("failed", ()) if report.nodeid in payloads)
-        if failed > COMPACT_SUMMARY_FAILURES:
-            self.config.option.tbstyle = "line"
-            reporter.write_line(
-                f"karenina: {failed} failed questions: compact failure summary (--tb=line); "
-                "pass --tb=short for pytest's full layout"
-            )
+        return compact_notice(self.config, len(question_items(items)))
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.settings.results is not None:
@@ -237,6 +220,7 @@ class ControllerPlugin:
             self.export = ExportSink(
                 self.settings.results,
                 vconfig.model_dump(mode="json", exclude={"replay_store"}),
+                run_record(self.settings, None),
             )
 
     @pytest.hookimpl(wrapper=True)
@@ -252,6 +236,8 @@ class ControllerPlugin:
             payload = ItemPayload.from_json(sent)
             if self.summary.add(payload) and self.export is not None:
                 self.export.add(payload.results)
+                reason = None if report.passed else first_line(report.longreprtext)
+                self.export.add_item(item_record(payload, report.outcome, reason))
             sent["results"] = []  # the export has them
             self._logged.setdefault(report.nodeid, []).append(report)
         elif report.failed:
@@ -268,15 +254,24 @@ class ControllerPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        selection = self.config.stash.get(SELECTION_KEY, None)
+        stopped = bool(session.shouldstop or session.shouldfail)
         if self.export is not None:
             # Complete: every selected item ran (no interruption, -x stop or internal error).
-            finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-            stopped = bool(session.shouldstop or session.shouldfail)
-            self.export.close(complete=finished and not stopped)
+            finished = exitstatus in (
+                pytest.ExitCode.OK,
+                pytest.ExitCode.TESTS_FAILED,
+                pytest.ExitCode.NO_TESTS_COLLECTED,
+            )
+            summary = self.summary
+            run = run_record(self.settings, selection, summary.skipped, summary.other_failures)
+            self.export.close(complete=finished and not stopped, run=run)
+        partial = partial_reason(self.summary, exitstatus, stopped, selection)
+        self.baseline.settle(self.summary, partial)
         self.summary.apply_gate(session, self.settings.min_pass_rate, self.settings.gate_on)
         if self.export is not None and self.export.problem and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results were lost
-        self._compact_failure_summary()
+        compact_failure_summary(self.config, self.summary.payloads)
         if self.role is ProcessRole.XDIST_CONTROLLER:
             self.config.stash[HEAP_KEY].settle(len(session.items))
 

@@ -25,7 +25,9 @@ from pytest_karenina.config.choices import (
 )
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
-from pytest_karenina.plugin.options import OPTIONS, HtmlTrace, Option, parse_bool
+from pytest_karenina.plugin.ci_settings import CiSettings, resolve_ci_settings
+from pytest_karenina.plugin.option_spec import option_number, option_value, parse_bool
+from pytest_karenina.plugin.options import CORE_OPTIONS, HtmlTrace
 from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.plugin.results_path import check_results_path
 from pytest_karenina.plugin.shards import parse_shard
@@ -101,6 +103,8 @@ class Settings:
     """Gate rules as written (checked when the settings are resolved)."""
     rubric_score_threshold: float = 0.5
     """Normalised score a score trait needs to pass by default."""
+    ci: CiSettings = dataclasses.field(default_factory=CiSettings)
+    """Baselines and CI output."""
 
     def rubric_gating(self, mode: EvaluationMode) -> bool:
         """Whether rubric traits take part in verdicts under evaluation ``mode``: always in
@@ -129,31 +133,10 @@ class Settings:
         return RubricGatePolicy(self.rubric_score_threshold, parse_gate_rules(self.rubric_gates))
 
 
-def _raw(config: pytest.Config, option: Option) -> Any:
-    """The CLI value, else the ini value, else None."""
-    value = config.getoption(option.dest)
-    if value is not None:
-        return value
-    ini = config.getini(option.dest)
-    if option.kind == "linelist":
-        return list(ini) or None
-    return ini if ini not in (None, "") else None
-
-
-def _number(option: Option, value: Any, kind: type[int] | type[float], low: float) -> Any:
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise pytest.UsageError(f"{option.flag}: expected a number, got {value!r}") from None
-    if number < low:
-        raise pytest.UsageError(f"{option.flag}: must be >= {low:g}, got {value!r}")
-    return number
-
-
 def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Settings:
     """Read every option once; bad values are ``pytest.UsageError`` naming option and choices."""
-    raw = {option.name: _raw(config, option) for option in OPTIONS}
-    by_name = {option.name: option for option in OPTIONS}
+    raw = {option.name: option_value(config, option) for option in CORE_OPTIONS}
+    by_name = {option.name: option for option in CORE_OPTIONS}
     for name, value in raw.items():
         option = by_name[name]
         if option.choices and value is not None and value not in option.choices:
@@ -169,7 +152,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
 
     def number(name: str, kind: type[int] | type[float], low: float) -> Any:
         value = raw[name]
-        return None if value is None else _number(by_name[name], value, kind, low)
+        return None if value is None else option_number(by_name[name], value, kind, low)
 
     rate = number("min-pass-rate", float, 0.0)
     if rate is not None and rate > 1:
@@ -252,6 +235,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
+        ci=resolve_ci_settings(config),
     )
 
 

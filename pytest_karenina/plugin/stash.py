@@ -40,6 +40,16 @@ HEAP_KEY: pytest.StashKey[HeapSettler] = pytest.StashKey()
 COLLECTED_KEY = pytest.StashKey[int]()
 """How many question items the checkpoint files yielded in this process."""
 
+QUESTIONS_DIGEST_KEY = pytest.StashKey[int]()
+"""An order-free digest of the ids of every question collected (see ``questions_digest``)."""
+
+SELECTION_KEY = pytest.StashKey["dict[str, int]"]()
+"""``collected`` and ``selected`` question items and the questions' ``digest``: set by the
+process that collected (an xdist worker sends it as ``workeroutput[SELECTION_OUTPUT]``)."""
+
+SELECTION_OUTPUT = "karenina_selection"
+"""``workeroutput`` key: the worker's :data:`SELECTION_KEY` value."""
+
 PARTITION_INPUT = "karenina_partition"
 """``workerinput`` key: this worker's index in the static partition, or None when the
 controller does not partition (another ``--dist`` mode, or a replacement worker)."""

@@ -3,7 +3,9 @@
 An export is one JSON object written as a stream: the header object without its closing
 brace, ``,"results":[`` and a newline, one result per line separated by ``,`` + newline, a
 newline and ``]``, optionally ``,"scenario_results":[`` ... ``]`` in the same layout, then
-``}`` and a newline. It is plain JSON: read it with ``json.load``.
+optionally ``,"pytest_karenina":{"run":{...},"items":[`` ... ``]}`` (what a pytest run adds:
+its settings and one record per test item; Karenina's loaders read ``results`` and ignore
+it), then ``}`` and a newline. It is plain JSON: read it with ``json.load``.
 """
 
 from __future__ import annotations
@@ -105,18 +107,29 @@ def is_successful(result: VerificationResult | Mapping[str, Any]) -> bool:
     return isinstance(meta, Mapping) and meta.get("failure") is None
 
 
+RUN_KEY = "pytest_karenina"
+"""The top-level key of a pytest run's settings and item records in an export."""
+
+
 def write_export(
     out: TextIO,
     header: Mapping[str, Any],
     result_lines: Iterable[str],
     scenario_results: Iterable[Any] | None = None,
+    run: tuple[Mapping[str, Any], Iterable[str]] | None = None,
 ) -> None:
-    """Write an export with the header object and pre-rendered result lines to ``out``."""
+    """Write an export with the header object and pre-rendered result lines to ``out``;
+    ``run``: a pytest run's settings and its pre-rendered item record lines."""
     out.write(json.dumps(header, ensure_ascii=False)[:-1])
     _write_array(out, "results", result_lines)
     if scenario_results is not None:
         lines = (json.dumps(_jsonable(item), ensure_ascii=False) for item in scenario_results)
         _write_array(out, "scenario_results", lines)
+    if run is not None:
+        settings, item_lines = run
+        out.write(f',"{RUN_KEY}":{{"run":{json.dumps(settings, ensure_ascii=False)}')
+        _write_array(out, "items", item_lines)
+        out.write("}")
     out.write("}\n")
 
 

@@ -25,9 +25,12 @@ from pytest_karenina.results.export import (
     write_export,
 )
 from pytest_karenina.results.result import VerificationResult
+from pytest_karenina.results.text import encodable
 
 SIDECAR_SUFFIX = ".results.jsonl"
 _SIDECAR_MARK = "pytest_karenina_export_sidecar"
+_ITEM_PREFIX = '{"pytest_karenina_item":'
+"""How an item record's sidecar line starts (a result's line starts with another key)."""
 
 
 def sidecar_path(path: str | os.PathLike[str]) -> Path:
@@ -53,6 +56,9 @@ class ExportWriter:
       left behind, skipping a torn last line.
     * :meth:`add` is thread-safe; it accepts a :class:`VerificationResult` or its JSON-native
       ``model_dump(mode="json")`` dict. Closing twice is a no-op; adding after close raises.
+    * With ``run`` (a pytest run's settings), :meth:`add_item` records one test item; the
+      export then ends with ``pytest_karenina: {run, items}``. Items are not results: they
+      count nowhere in ``job_summary``.
     """
 
     def __init__(
@@ -64,6 +70,7 @@ class ExportWriter:
         verification_config: Mapping[str, Any] | None = None,
         rubric_definition: Mapping[str, Any] | None = None,
         start_time: float | None = None,
+        run: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path)
         self.sidecar = sidecar_path(self.path)
@@ -74,6 +81,7 @@ class ExportWriter:
             "verification_config": verification_config,
             "rubric_definition": rubric_definition,
             "start_time": time.time() if start_time is None else start_time,
+            "run": dict(run) if run is not None else None,
         }
         self._lock = threading.Lock()
         self._total = 0
@@ -93,7 +101,16 @@ class ExportWriter:
 
     def add(self, result: VerificationResult | Mapping[str, Any]) -> None:
         """Append one result to the sidecar and flush it."""
-        line = result_line(result) + "\n"
+        self._append(result_line(result) + "\n", result)
+
+    def add_item(self, record: Mapping[str, Any]) -> None:
+        """Append one test item's record (JSON-native) to the sidecar and flush it."""
+        line = json.dumps(record, ensure_ascii=False)
+        if encodable(line) is not line:
+            line = json.dumps(record, ensure_ascii=True)
+        self._append(f"{_ITEM_PREFIX}{line}}}\n", None)
+
+    def _append(self, line: str, result: VerificationResult | Mapping[str, Any] | None) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"export writer for {self.path} is closed")
@@ -107,8 +124,9 @@ class ExportWriter:
                 self._torn = self._has_torn_lines = True
                 raise
             self._torn = False
-            self._total += 1
-            self._successful += is_successful(result)
+            if result is not None:
+                self._total += 1
+                self._successful += is_successful(result)
 
     def close(
         self,
@@ -116,15 +134,17 @@ class ExportWriter:
         complete: bool = True,
         end_time: float | None = None,
         scenario_results: Iterable[Any] | None = None,
+        run: Mapping[str, Any] | None = None,
     ) -> Path:
-        """Assemble the export at :attr:`path` and remove the sidecar; returns the path."""
+        """Assemble the export at :attr:`path` and remove the sidecar; returns the path.
+        ``run`` replaces the run settings given when the writer opened."""
         with self._lock:
             if self._closed:
                 return self.path
             self._closed = True
             self._file.close()
             counts = None if self._has_torn_lines else (self._total, self._successful)
-        _assemble(self.sidecar, self.path, complete, end_time, scenario_results, counts)
+        _assemble(self.sidecar, self.path, complete, end_time, scenario_results, counts, run)
         return self.path
 
     def __enter__(self) -> ExportWriter:
@@ -166,17 +186,18 @@ def _assemble(
     end_time: float | None,
     scenario_results: Iterable[Any] | None,
     counts: tuple[int, int] | None,
+    run: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write ``target`` from ``sidecar``; ``counts`` None means lines must be checked."""
+    """Write ``target`` from ``sidecar``; ``counts`` None means lines must be checked;
+    ``run``: the run settings, instead of those the sidecar opened with."""
     with sidecar.open(encoding="utf-8", newline="") as source:
         record = json.loads(source.readline())
-        lines: Iterable[str]
+        items: list[str] = []
+        lines: Iterable[str] = _without_items(_lines(source), items, checked=counts is None)
         if counts is None:
-            checked = list(_parsed(_lines(source)))
+            checked = list(_parsed(lines))
             lines = [line for line, _ in checked]
             counts = (len(checked), sum(is_successful(data) for _, data in checked))
-        else:
-            lines = _lines(source)
         header = export_header(
             total=counts[0],
             successful=counts[1],
@@ -190,11 +211,30 @@ def _assemble(
         )
         temporary = target.with_name(target.name + ".tmp")
         with temporary.open("w", encoding="utf-8", newline="") as out:
-            write_export(out, header, lines, scenario_results)
+            run = record.get("run") if run is None else run
+            write_export(
+                out, header, lines, scenario_results, (run, items) if run is not None else None
+            )
             out.flush()
             os.fsync(out.fileno())
     os.replace(temporary, target)
     sidecar.unlink()
+
+
+def _without_items(lines: Iterable[str], items: list[str], *, checked: bool) -> Iterator[str]:
+    """The result lines of ``lines``; item records go to ``items`` (whole JSON only when
+    ``checked``: a torn write may have left one unreadable)."""
+    for line in lines:
+        if not line.startswith(_ITEM_PREFIX):
+            yield line
+            continue
+        record = line[len(_ITEM_PREFIX) : -1]
+        if checked:
+            try:
+                json.loads(record)
+            except ValueError:
+                continue
+        items.append(record)
 
 
 def _lines(source: TextIO) -> Iterator[str]:

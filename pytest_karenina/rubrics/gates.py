@@ -156,6 +156,8 @@ class TraitCheck:
     reasoning: str | None = None
     error: str | None = None
     skipped: str | None = None
+    lower_is_better: bool = False
+    """The trait's ``higher_is_better`` is false: a lower value is the better one."""
 
     @property
     def unmeasured(self) -> bool:
@@ -283,6 +285,7 @@ def check_traits(
         checks.append(TraitCheck(
             name, kind_label(trait), value, gate is not None, passed,
             bound=gate[1] if gate else None, reasoning=reasoning.get(name), error=error,
+            lower_is_better=getattr(trait, "higher_is_better", True) is False,
         ))  # fmt: skip
     for name, reason in (rubric.dynamic_rubric_skipped_traits or {}).items():
         trait = definitions.get(name)

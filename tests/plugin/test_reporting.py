@@ -87,7 +87,7 @@ def test_many_failures_get_the_compact_summary_unless_tb_is_chosen(
     pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
     tb: str | None,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("pytest_karenina.plugin.roles.COMPACT_SUMMARY_FAILURES", 1)
+    monkeypatch.setattr("pytest_karenina.plugin.report.compact.COMPACT_SUMMARY_FAILURES", 1)
     result = run(pytester, openai_server, *([tb] if tb else []))
 
     result.assert_outcomes(passed=2, failed=2, skipped=1)

@@ -20,8 +20,11 @@ from pytest_karenina.config.choices import (
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.plugin.ci_options import CI_OPTIONS
+from pytest_karenina.plugin.ci_settings import CiSettings
 from pytest_karenina.plugin.options import (
     BOOL_WORDS,
+    CORE_OPTIONS,
     OPTIONS,
     HtmlTrace,
     add_options,
@@ -133,10 +136,18 @@ def test_every_option_has_a_settings_field() -> None:
     }
     missing = [
         option.name
-        for option in OPTIONS
+        for option in CORE_OPTIONS
         if renamed.get(option.name, option.name.replace("-", "_")) not in fields
     ]
     assert missing == []
+    ci_fields = {f.name for f in dataclasses.fields(CiSettings)}
+    ci_renamed = {"github-annotations": "annotations"}
+    assert [
+        option.name
+        for option in CI_OPTIONS
+        if ci_renamed.get(option.name, option.name.replace("-", "_")) not in ci_fields
+    ] == []
+    assert set(OPTIONS) == set(CORE_OPTIONS) | set(CI_OPTIONS)
 
 
 def test_verification_config_uses_the_same_literals() -> None:

@@ -26,7 +26,12 @@ if sys.platform != "win32":
 class ExportSink:
     """An :class:`ExportWriter` that never raises ``OSError``: see :attr:`problem`."""
 
-    def __init__(self, path: Path, verification_config: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        verification_config: Mapping[str, Any],
+        run: Mapping[str, Any] | None = None,
+    ) -> None:
         self.path = path
         self.problem: str | None = None
         self.lost = 0
@@ -35,7 +40,7 @@ class ExportSink:
         self._lock = _ExclusiveRun(path)  # before recovering: a live run's sidecar is not ours
         try:
             self.recovered = _recover_earlier_run(path)
-            self._writer = ExportWriter(path, verification_config=verification_config)
+            self._writer = ExportWriter(path, verification_config=verification_config, run=run)
         except OSError as exc:
             self._fail(exc)
 
@@ -50,10 +55,19 @@ class ExportSink:
                 self.lost += 1
                 self._fail(exc)
 
-    def close(self, *, complete: bool) -> None:
+    def add_item(self, record: Mapping[str, Any]) -> None:
+        """Record one test item (see :func:`~.item_record.item_record`)."""
+        if self._writer is None:
+            return
+        try:
+            self._writer.add_item(record)
+        except OSError as exc:
+            self._fail(exc)
+
+    def close(self, *, complete: bool, run: Mapping[str, Any] | None = None) -> None:
         try:
             if self._writer is not None:
-                self._writer.close(complete=complete and self.problem is None)
+                self._writer.close(complete=complete and self.problem is None, run=run)
         except OSError as exc:
             self._fail(exc)
         finally:

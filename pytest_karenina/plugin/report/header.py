@@ -6,18 +6,6 @@ from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.plugin.settings import Settings
 
-COMPACT_SUMMARY_FAILURES = 200
-"""Past this many failed questions, and unless ``--tb`` was given, the failure summary is
-compact (``--tb=line``): pytest's full layout looks up teardown sections per failure across
-every report, which costs 20 s at the end of a 5,000-failure run."""
-
-
-def compact_summary_line() -> str:
-    return (
-        f"karenina: past {COMPACT_SUMMARY_FAILURES} failed questions the failure summary is "
-        "compact (--tb=line); pass --tb to choose"
-    )
-
 
 def _names(models: list[ModelConfig]) -> str:
     return ", ".join(str(model.id or model.model_name or "?") for model in models)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.baseline import lower_is_better, rubric_scores
+from pytest_karenina.plugin.report.baseline_diff import BaselineDiff
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
@@ -67,6 +69,15 @@ class RunSummary:
     """``K`` of a ``pass@K`` replicate policy: the summary then estimates pass@K."""
     compare_to: str | None = None
     """The reference answering model of the paired comparison (``--karenina-compare-to``)."""
+    rubric_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Node id -> the item's mean numeric rubric values (for baselines)."""
+    lower_is_better: set[str] = field(default_factory=set)
+    """Rubric traits (and metric parts) whose lower values are the better ones."""
+    baseline: BaselineDiff | None = None
+    """The run against ``--karenina-baseline``; its gate fails on regressions only."""
+    baseline_note: str | None = None
+    """What became of ``--karenina-baseline-update`` (written, or refused and why)."""
+    baseline_refused: bool = False
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -85,6 +96,8 @@ class RunSummary:
                     continue
                 for name, row in trait_rows(check):
                     model.setdefault(name, TraitStats(check.kind)).add(row)
+        self.rubric_scores[payload.nodeid] = rubric_scores(payload)
+        self.lower_is_better |= lower_is_better(payload)
         self.payloads[payload.nodeid] = payload.for_summary()
         return True
 
@@ -130,9 +143,13 @@ class RunSummary:
     ) -> None:
         """Exit 0 at or above the threshold even with failed items, else 1 (errors count as
         not passed). ``on="lower"`` compares the 95% interval's lower bound instead of the
-        rate. Interrupted, usage-error and empty runs keep their exit codes."""
-        if threshold is None or self.total == 0:
-            return
+        rate. The baseline gate, when there is one, must pass too (:meth:`exit_status`)."""
+        if threshold is not None and self.total:
+            self.pass_rate_gate(threshold, on)
+        session.exitstatus = self.exit_status(session.exitstatus)
+
+    def pass_rate_gate(self, threshold: float, on: str = "point") -> None:
+        """Decide the pass-rate gate (:attr:`gate`), leaving the exit status alone."""
         rate = self.pass_rate or 0.0
         interval = pass_rate(self.payloads.values())
         low = interval.low if on == "lower" and interval is not None else None
@@ -145,10 +162,23 @@ class RunSummary:
         measured = rate if low is None else low
         passed = measured >= threshold and not held_back
         self.gate = PassRateGate(threshold, rate, passed, held_back, low)
-        status = session.exitstatus
-        if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            ok = self.gate.passed
-            session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+
+    def exit_status(self, status: int) -> int:
+        """The run's exit status once its gates have decided: with a pass-rate gate or a
+        baseline, OK when every gate passed (and nothing failed outside the questions), else
+        1; a refused baseline update is 1. Interrupted, usage-error and empty runs keep their
+        status, and so does a run without gates."""
+        if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return status
+        if self.baseline_refused:
+            return pytest.ExitCode.TESTS_FAILED
+        gates = [gate.passed for gate in (self.gate, self.baseline) if gate is not None]
+        if self.baseline_note is not None and not self.baseline_refused:
+            gates.append(True)  # an accepted update: this run is the new baseline
+        if not gates or not self.total:
+            return status
+        ok = all(gates) and not self.other_failures
+        return pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 
     def suite_properties(self) -> list[tuple[str, str]]:
         """The run's JUnit suite properties: the pass rate and its 95% interval, the gate."""
@@ -167,6 +197,8 @@ class RunSummary:
                 ("karenina.min_pass_rate", f"{gate.threshold:g}"),
                 ("karenina.gate_on", "point" if gate.lower_bound is None else "lower"),
             ]
+        if self.baseline is not None:
+            found += self.baseline.suite_properties()
         return found
 
     def write(self, terminal: Any) -> None:
@@ -218,6 +250,10 @@ class RunSummary:
                     terminal.write_line(f"    {name} ({stats.kind}): {stats.describe()}")
         if self.gate is not None:
             terminal.write_line(f"karenina gate: {self.gate.describe()}")
+        for line in self.baseline.lines() if self.baseline is not None else ():
+            terminal.write_line(line)
+        if self.baseline_note is not None:
+            terminal.write_line(self.baseline_note, red=self.baseline_refused)
 
     def pass_at_k(self) -> str | None:
         """``pass@2 (unbiased estimate from 3 replicates): 83.3% over 4 items``, when the

@@ -1,0 +1,183 @@
+"""Baselines: an accepted run's verdicts and scores, and the regression-only gate.
+
+A baseline holds one entry per question and answering model: the verdict of its items
+(``pass`` when every item passed, ``error`` when any errored, else ``fail``, or
+``no_verdict``), how many passed, the mean granular score and the mean of each numeric
+rubric trait (booleans as 0/1, metric parts as ``trait.part``). The file is sorted, indented
+JSON so that a change to it reads well in review.
+
+Against a baseline, a run regresses where an entry passed and now does not, or where a
+score dropped by more than the tolerance (absolute, in the score's own unit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.tallies import trait_rows
+from pytest_karenina.plugin.verdict import Outcome
+
+FORMAT = "pytest-karenina-baseline"
+VERSION = 1
+Key = tuple[str, str]
+"""``(question id, answering model)``."""
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    """One question and answering model of an accepted run."""
+
+    question_id: str
+    answering_model: str
+    verdict: str
+    passed: int = 0
+    items: int = 0
+    score: float | None = None
+    rubric: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def key(self) -> Key:
+        return (self.question_id, self.answering_model)
+
+    def label(self) -> str:
+        return f"{self.question_id} [{self.answering_model}]"
+
+
+def rubric_scores(payload: ItemPayload) -> dict[str, float]:
+    """The mean of each numeric rubric trait (and metric part) over an item's results."""
+    values: dict[str, list[float]] = {}
+    for summary in payload.summaries:
+        for check in summary.rubric:
+            if check.skipped is not None or check.error is not None:
+                continue
+            for name, row in trait_rows(check):
+                value = row.value
+                if isinstance(value, bool | int | float) and math.isfinite(float(value)):
+                    values.setdefault(name, []).append(float(value))
+    return {name: _mean(found) for name, found in values.items()}
+
+
+def lower_is_better(payload: ItemPayload) -> set[str]:
+    """The item's rubric traits whose lower values are the better ones."""
+    return {check.name for s in payload.summaries for check in s.rubric if check.lower_is_better}
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 6)
+
+
+def _verdict(categories: list[Outcome]) -> str:
+    if any(category.is_error for category in categories):
+        return "error"
+    if all(category is Outcome.PASS for category in categories):
+        return "pass"
+    if any(category.decided for category in categories):
+        return "fail"
+    return "no_verdict"
+
+
+def entries_of(
+    payloads: Iterable[ItemPayload], scores: Mapping[str, Mapping[str, float]]
+) -> dict[Key, BaselineEntry]:
+    """The run's entries from its items' payloads and rubric scores (by node id)."""
+    grouped: dict[Key, list[ItemPayload]] = {}
+    for payload in payloads:
+        if payload.question_id is None:  # a crashed worker's item names no question
+            continue
+        grouped.setdefault((payload.question_id, payload.answering_model or "?"), []).append(
+            payload
+        )
+    entries = {}
+    for key, items in sorted(grouped.items()):
+        item_scores = [p.score for p in items if p.score is not None]
+        traits: dict[str, list[float]] = {}
+        for payload in items:
+            for name, value in scores.get(payload.nodeid, {}).items():
+                traits.setdefault(name, []).append(value)
+        entries[key] = BaselineEntry(
+            question_id=key[0],
+            answering_model=key[1],
+            verdict=_verdict([p.category for p in items]),
+            passed=sum(1 for p in items if p.category is Outcome.PASS),
+            items=len(items),
+            score=_mean(item_scores) if item_scores else None,
+            rubric={name: _mean(found) for name, found in sorted(traits.items())},
+        )
+    return entries
+
+
+def write_baseline(path: Path, entries: Mapping[Key, BaselineEntry]) -> None:
+    """Write ``entries`` to ``path`` atomically (a temporary file, then a rename)."""
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "entries": [asdict(entries[key]) for key in sorted(entries)],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", encoding="utf-8", newline="\n") as out:
+        json.dump(document, out, indent=2, sort_keys=True, ensure_ascii=False)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, path)
+
+
+def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
+    """The entries of the baseline at ``path``; :class:`BaselineError` when it is unreadable."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(
+            f"{path}: no such baseline (write one with --karenina-baseline-update)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise BaselineError(f"{path}: not a readable baseline ({exc})") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise BaselineError(f'{path}: not a pytest-karenina baseline (no "format": "{FORMAT}")')
+    if document.get("version") != VERSION:
+        version = document.get("version")
+        raise BaselineError(f"{path}: baseline version {version!r} is not {VERSION}")
+    entries = {}
+    for index, raw in enumerate(document.get("entries") or ()):
+        entry = _entry(path, index, raw)
+        entries[entry.key] = entry
+    return entries
+
+
+def _entry(path: Path, index: int, raw: Any) -> BaselineEntry:
+    where = f"{path}: entries[{index}]"
+    if not isinstance(raw, dict):
+        raise BaselineError(f"{where}: expected an object")
+    for name in ("question_id", "answering_model", "verdict"):
+        if not isinstance(raw.get(name), str):
+            raise BaselineError(f"{where}: field {name!r} must be a string")
+    score, rubric = raw.get("score"), raw.get("rubric") or {}
+    if score is not None and not isinstance(score, int | float):
+        raise BaselineError(f"{where} ({raw['question_id']}): field 'score' must be a number")
+    if not isinstance(rubric, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in rubric.values()
+    ):
+        raise BaselineError(
+            f"{where} ({raw['question_id']}): field 'rubric' must map names to numbers"
+        )
+    return BaselineEntry(
+        question_id=raw["question_id"],
+        answering_model=raw["answering_model"],
+        verdict=raw["verdict"],
+        passed=int(raw.get("passed") or 0),
+        items=int(raw.get("items") or 0),
+        score=None if score is None else float(score),
+        rubric={str(k): float(v) for k, v in rubric.items()},
+    )

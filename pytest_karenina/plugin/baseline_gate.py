@@ -1,0 +1,102 @@
+"""``--karenina-baseline`` on the reporting process: compare the run with its baseline, or
+write the baseline from a whole run (``--karenina-baseline-update``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.plugin.baseline import (
+    BaselineEntry,
+    BaselineError,
+    Key,
+    entries_of,
+    read_baseline,
+    write_baseline,
+)
+from pytest_karenina.plugin.ci_settings import CiSettings
+from pytest_karenina.plugin.report.baseline_diff import diff
+from pytest_karenina.plugin.report.summary import RunSummary
+
+
+def partial_reason(
+    summary: RunSummary, status: int, stopped: bool, selection: Mapping[str, int] | None
+) -> str | None:
+    """Why the run does not stand for the whole benchmark (None when it does).
+
+    ``stopped``: ``-x`` or ``--maxfail`` ended it; ``selection``: the ``collected`` and
+    ``selected`` question items, when known.
+    """
+    if status == pytest.ExitCode.INTERRUPTED:
+        return "the run was interrupted"
+    if stopped:
+        return "the run stopped early (-x or --maxfail)"
+    collected, selected = (
+        (selection or {}).get("collected", 0),
+        (selection or {}).get("selected", 0),
+    )
+    if selected < collected:
+        left_out = collected - selected
+        return f"{left_out} of {collected} items were deselected (-k, -m, --lf or a shard)"
+    if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return f"the run ended with exit status {int(status)}"
+    errors = sum(1 for payload in summary.payloads.values() if payload.category.is_error)
+    if errors:
+        return f"{errors} items errored"
+    if summary.other_failures:
+        return f"{summary.other_failures} failures outside the questions"
+    return None
+
+
+def update_baseline(
+    summary: RunSummary, path: Path, current: dict[Key, BaselineEntry], partial: str | None
+) -> None:
+    """Write ``current`` to ``path`` unless the run was partial; the summary says which."""
+    if partial is None and not current:
+        partial = "no question reached the report"
+    if partial is not None:
+        summary.baseline_refused = True
+        summary.baseline_note = f"karenina baseline {path.name}: not updated: {partial}"
+        return
+    try:
+        write_baseline(path, current)
+    except OSError as exc:
+        summary.baseline_refused = True
+        summary.baseline_note = f"karenina baseline {path.name}: not written ({exc})"
+        return
+    verdicts = Counter(entry.verdict for entry in current.values())
+    counts = ", ".join(f"{verdict} {n}" for verdict, n in sorted(verdicts.items()))
+    summary.baseline_note = (
+        f"karenina baseline {path.name}: written ({len(current)} entries: {counts})"
+    )
+
+
+class BaselineGate:
+    """Reads the baseline when the run starts (a missing or broken file is a usage error),
+    then settles the run against it."""
+
+    def __init__(self, settings: CiSettings) -> None:
+        self.settings = settings
+        self.entries: dict[Key, BaselineEntry] = {}
+        if settings.baseline is not None and not settings.baseline_update:
+            try:
+                self.entries = read_baseline(settings.baseline)
+            except BaselineError as exc:
+                raise pytest.UsageError(f"--karenina-baseline: {exc}") from None
+
+    def settle(self, summary: RunSummary, partial: str | None) -> None:
+        """Compare (``summary.baseline``) or update (``summary.baseline_note``)."""
+        path = self.settings.baseline
+        if path is None:
+            return
+        current = entries_of(summary.payloads.values(), summary.rubric_scores)
+        if self.settings.baseline_update:
+            update_baseline(summary, path, current, partial)
+            return
+        summary.baseline = diff(
+            path.name, self.entries, current, self.settings.score_tolerance,
+            summary.lower_is_better,
+        )  # fmt: skip

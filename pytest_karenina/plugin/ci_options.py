@@ -1,0 +1,39 @@
+"""The options of CI gating: baselines and GitHub Actions output.
+
+Imports only :mod:`.option_spec`: every pytest run of the environment loads this.
+"""
+
+from __future__ import annotations
+
+from pytest_karenina.plugin.option_spec import Option
+
+CI_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "baseline",
+        "Baseline file of an accepted run: the gate then fails only on regressions",
+        metavar="PATH",
+    ),
+    Option(
+        "baseline-update",
+        "Write the baseline from this run (refused after a partial run)",
+        "bool",
+        "yes|no",
+    ),
+    Option(
+        "score-tolerance",
+        "How far a granular or rubric score may drop below the baseline (default 0)",
+        metavar="X",
+    ),
+    Option(
+        "github",
+        "GitHub Actions output: error annotations and a job summary (default: on when "
+        "GITHUB_ACTIONS is true)",
+        "bool",
+        "yes|no",
+    ),
+    Option(
+        "github-annotations",
+        "At most this many error annotations (default 10)",
+        metavar="N",
+    ),
+)

@@ -1,0 +1,170 @@
+"""The ``pytest-karenina`` command: ``pytest-karenina merge OUT.json SHARD.json...``.
+
+``merge`` combines the exports of shard runs into one export, prints the summary the plugin
+prints, applies the same gates (pass rate, baseline; by default with the settings the shards
+ran with) and exits with pytest's codes: 0 when everything passed or the gates passed, 1
+otherwise (and for a merge missing shards), 4 for inputs it refuses, 5 when there is nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import pytest
+
+from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
+from pytest_karenina.plugin.merge import Merged, MergeError, merge_shards, write_merged
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.summary import RunSummary
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(int(pytest.ExitCode.USAGE_ERROR), f"{self.prog}: error: {message}\n")
+
+
+class PlainTerminal:
+    """What :meth:`RunSummary.write` needs of pytest's terminal reporter, on a stream."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.width = min(shutil.get_terminal_size((80, 24)).columns, 120)
+
+    def write_sep(self, sep: str, title: str) -> None:
+        fill = max(self.width - len(title) - 2, 2)
+        self.write_line(f"{sep * (fill // 2)} {title} {sep * (fill - fill // 2)}")
+
+    def write_line(self, line: str, **markup: Any) -> None:
+        self.stream.write(line + "\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pytest-karenina", description="Commands around pytest-karenina runs")
+    commands = parser.add_subparsers(dest="command", required=True)
+    merge = commands.add_parser(
+        "merge", help="merge the results exports of shard runs into one export and gate it"
+    )
+    merge.add_argument("out", type=Path, metavar="OUT.json", help="the merged export")
+    merge.add_argument("shards", type=Path, nargs="+", metavar="SHARD.json")
+    merge.add_argument(
+        "--min-pass-rate",
+        type=float,
+        metavar="R",
+        help="pass-rate gate (default: the shards' setting)",
+    )
+    merge.add_argument(
+        "--gate-on",
+        choices=("point", "lower"),
+        help="what the pass-rate gate compares (default: the shards' setting)",
+    )
+    merge.add_argument(
+        "--baseline", type=Path, metavar="PATH", help="gate on regressions against this baseline"
+    )
+    merge.add_argument(
+        "--baseline-update",
+        action="store_true",
+        help="write the baseline from the merged run (refused when partial)",
+    )
+    merge.add_argument(
+        "--score-tolerance",
+        type=float,
+        metavar="X",
+        help="how far a score may drop below the baseline",
+    )
+    merge.add_argument(
+        "--github",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="GitHub Actions annotations and job summary (default: on when GITHUB_ACTIONS is true)",
+    )
+    merge.add_argument(
+        "--github-annotations",
+        type=int,
+        default=DEFAULT_ANNOTATIONS,
+        metavar="N",
+        help="at most this many error annotations",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        merged = merge_shards(args.shards)
+        if args.baseline_update and args.baseline is None:
+            raise MergeError("--baseline-update: name the file with --baseline")
+        gate = BaselineGate(_ci_settings(args, merged))
+    except (MergeError, pytest.UsageError) as exc:
+        sys.stderr.write(f"pytest-karenina merge: {exc}\n")
+        return int(pytest.ExitCode.USAGE_ERROR)
+    try:
+        write_merged(merged, args.out)
+    except OSError as exc:
+        sys.stderr.write(f"pytest-karenina merge: cannot write {args.out}: {exc}\n")
+        return int(pytest.ExitCode.INTERNAL_ERROR)
+    summary, status = summarize(merged)
+    partial = "; ".join(merged.incomplete) or partial_reason(
+        summary, status, False, merged.run.get("selection")
+    )
+    gate.settle(summary, partial)
+    threshold = (
+        args.min_pass_rate if args.min_pass_rate is not None else merged.run.get("min_pass_rate")
+    )
+    if threshold is not None and summary.total:
+        summary.pass_rate_gate(
+            float(threshold), args.gate_on or merged.run.get("gate_on") or "point"
+        )
+    status = summary.exit_status(status)
+    out = sys.stdout
+    out.write(
+        f"pytest-karenina merge: {len(merged.inputs)} exports, {len(merged.items)} items, "
+        f"{len(merged.results)} results -> {args.out}\n"
+    )
+    summary.write(PlainTerminal(out))
+    if merged.incomplete:
+        out.write(f"pytest-karenina merge: incomplete: {'; '.join(merged.incomplete)}\n")
+        if status == pytest.ExitCode.OK:
+            status = pytest.ExitCode.TESTS_FAILED
+    return int(status)
+
+
+def _ci_settings(args: argparse.Namespace, merged: Merged) -> CiSettings:
+    tolerance = args.score_tolerance
+    if tolerance is None:
+        tolerance = float(merged.run.get("score_tolerance") or 0.0)
+    return CiSettings(
+        baseline=args.baseline,
+        baseline_update=args.baseline_update,
+        score_tolerance=tolerance,
+        annotations=args.github_annotations,
+    )
+
+
+def summarize(merged: Merged) -> tuple[RunSummary, int]:
+    """The run summary of the merged items, and pytest's exit status before any gate."""
+    policy = merged.run.get("replicate_policy") or {}
+    summary = RunSummary(
+        pass_at=policy.get("k") if policy.get("kind") == "pass@" else None,
+        compare_to=merged.run.get("compare_to"),
+    )
+    failed = False
+    for record in merged.items:
+        summary.add(ItemPayload.from_json(record))
+        failed = failed or record.get("outcome") == "failed"
+    summary.skipped = set(merged.run.get("skipped") or ())
+    summary.other_failures = int(merged.run.get("other_failures") or 0)
+    if not merged.items and not summary.skipped:
+        return summary, int(pytest.ExitCode.NO_TESTS_COLLECTED)
+    failed = failed or summary.other_failures > 0
+    return summary, int(pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

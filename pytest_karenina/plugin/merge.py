@@ -1,0 +1,208 @@
+"""Merging the results exports of shard runs into one export.
+
+Each input must carry a pytest run's records (``pytest_karenina`` in the export, written by
+``--karenina-results``). Inputs are refused, with a :class:`MergeError` naming the files,
+when they overlap (the same test item twice, the same shard twice) or disagree (shards of
+different benchmarks or shard counts, different verification configs, different gate
+settings). Missing shards and incomplete inputs make an incomplete merge: it is written and
+summarised, but :attr:`Merged.incomplete` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_karenina.results.export import RUN_KEY, export_header, is_successful, write_export
+
+GATE_SETTINGS = ("replicate_policy", "compare_to", "min_pass_rate", "gate_on", "score_tolerance")
+"""Run settings the merged summary and gates depend on: every input must agree on them."""
+
+
+class MergeError(ValueError):
+    """Inputs that cannot be merged; the message names the files and what is wrong."""
+
+
+@dataclass
+class ShardExport:
+    """One input export."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def run(self) -> dict[str, Any]:
+        return dict(self.data[RUN_KEY].get("run") or {})
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        return [item for item in self.data[RUN_KEY].get("items") or () if isinstance(item, dict)]
+
+    @property
+    def complete(self) -> bool:
+        summary = self.data.get("metadata", {}).get("job_summary", {})
+        return summary.get("is_complete") is not False
+
+    @property
+    def config(self) -> Any:
+        return self.data.get("metadata", {}).get("verification_config")
+
+
+@dataclass
+class Merged:
+    """The merged run: its settings, items, results and what keeps it from being whole."""
+
+    run: dict[str, Any]
+    items: list[dict[str, Any]]
+    results: list[Any]
+    inputs: list[ShardExport]
+    incomplete: list[str] = field(default_factory=list)
+
+
+def read_shard(path: Path) -> ShardExport:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MergeError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: not a readable export ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise MergeError(f'{path}: not a results export (no "results" list)')
+    if not isinstance(data.get(RUN_KEY), dict):
+        raise MergeError(
+            f'{path}: has no pytest run records ("{RUN_KEY}"): write shard exports with '
+            "pytest --karenina-results"
+        )
+    return ShardExport(path, data)
+
+
+def merge_shards(paths: Sequence[Path]) -> Merged:
+    """Read, check and combine the exports at ``paths``."""
+    if not paths:
+        raise MergeError("name at least one export to merge")
+    inputs = [read_shard(path) for path in paths]
+    first = inputs[0]
+    for other in inputs[1:]:
+        _check_agree(first, other)
+    shards = _check_shards(inputs)
+    items: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
+    for shard in inputs:
+        for item in shard.items:
+            nodeid = str(item.get("nodeid"))
+            if nodeid in seen:
+                raise MergeError(
+                    f"overlapping shards: {nodeid} is in both {seen[nodeid].name} and "
+                    f"{shard.path.name}"
+                )
+            seen[nodeid] = shard.path
+            items.append(item)
+    incomplete = [f"{shard.path.name} is incomplete" for shard in inputs if not shard.complete]
+    if shards is not None:
+        count = shards[0]
+        missing = sorted(set(range(1, count + 1)) - set(shards[1]))
+        if missing:
+            names = ", ".join(f"{index}/{count}" for index in missing)
+            incomplete.append(f"shard{'s' if len(missing) > 1 else ''} {names} missing")
+    run = _merged_run(inputs)
+    results = [result for shard in inputs for result in shard.data["results"]]
+    return Merged(run, items, results, inputs, incomplete)
+
+
+def _check_agree(first: ShardExport, other: ShardExport) -> None:
+    pair = f"{first.path.name} and {other.path.name}"
+    if first.config != other.config:
+        keys = sorted(_differing(first.config, other.config))
+        raise MergeError(f"inconsistent shards: {pair} ran different verification configs "
+                         f"({', '.join(keys) or 'verification_config'})")  # fmt: skip
+    for name in ("checkpoints", *GATE_SETTINGS):
+        if first.run.get(name) != other.run.get(name):
+            raise MergeError(f"inconsistent shards: {pair} differ in {name} "
+                             f"({first.run.get(name)!r} != {other.run.get(name)!r})")  # fmt: skip
+    digests = [(shard.run.get("selection") or {}).get("digest") for shard in (first, other)]
+    if None not in digests and digests[0] != digests[1]:
+        raise MergeError(f"inconsistent shards: {pair} are shards of different benchmarks "
+                         "(their question ids differ)")  # fmt: skip
+
+
+def _differing(a: Any, b: Any) -> list[str]:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+    return [key for key in a.keys() | b.keys() if a.get(key) != b.get(key)]
+
+
+def _check_shards(inputs: list[ShardExport]) -> tuple[int, list[int]] | None:
+    """``(N, indices)`` when the inputs are shards of one ``I/N`` split, None when none is a
+    shard; a MergeError for a mix, different N or the same shard twice."""
+    found = [(shard, shard.run.get("shard")) for shard in inputs]
+    sharded = [(shard, tuple(value)) for shard, value in found if value]
+    if not sharded:
+        return None
+    if len(sharded) != len(inputs):
+        plain = next(shard for shard, value in found if not value)
+        raise MergeError(f"inconsistent shards: {plain.path.name} is not a shard run, "
+                         f"{sharded[0][0].path.name} is")  # fmt: skip
+    counts = {value[1] for _, value in sharded}
+    if len(counts) > 1:
+        raise MergeError(f"inconsistent shards: different shard counts ({sorted(counts)})")
+    taken: dict[int, Path] = {}
+    for shard, (index, _) in sharded:
+        if index in taken:
+            raise MergeError(f"overlapping shards: shard {index}/{counts.pop()} is both "
+                             f"{taken[index].name} and {shard.path.name}")  # fmt: skip
+        taken[index] = shard.path
+    return counts.pop(), sorted(taken)
+
+
+def _merged_run(inputs: list[ShardExport]) -> dict[str, Any]:
+    """The first input's settings; the shards' selections, skips and failures added up (N
+    shards of a benchmark together select what each of them collected)."""
+    run = dict(inputs[0].run)
+    run["shard"] = None
+    selections = [shard.run.get("selection") for shard in inputs]
+    if all(isinstance(s, dict) for s in selections):
+        selected = sum(int((s or {}).get("selected", 0)) for s in selections)
+        run["selection"] = {**(selections[0] or {}), "selected": selected}
+    else:
+        run["selection"] = None
+    run["skipped"] = sorted(
+        {nodeid for shard in inputs for nodeid in shard.run.get("skipped") or ()}
+    )
+    run["other_failures"] = sum(int(shard.run.get("other_failures") or 0) for shard in inputs)
+    run["merged_from"] = [shard.path.name for shard in inputs]
+    return run
+
+
+def write_merged(merged: Merged, out: Path) -> None:
+    """Write the merged export to ``out`` atomically."""
+    metas = [shard.data.get("metadata", {}) for shard in merged.inputs]
+    summaries = [meta.get("job_summary", {}) for meta in metas]
+    starts = [s["start_time"] for s in summaries if isinstance(s.get("start_time"), int | float)]
+    ends = [s["end_time"] for s in summaries if isinstance(s.get("end_time"), int | float)]
+    header = export_header(
+        total=len(merged.results),
+        successful=sum(1 for result in merged.results if is_successful(result)),
+        job_id=str(uuid.uuid4()),
+        karenina_version=metas[0].get("karenina_version"),
+        verification_config=merged.inputs[0].config,
+        rubric_definition=merged.inputs[0].data.get("shared_data", {}).get("rubric_definition"),
+        start_time=min(starts) if starts else None,
+        end_time=max(ends) if ends else time.time(),
+        is_complete=not merged.incomplete,
+    )
+    scenarios = [s for shard in merged.inputs for s in shard.data.get("scenario_results") or ()]
+    result_lines = (json.dumps(result, ensure_ascii=False) for result in merged.results)
+    item_lines = (json.dumps(item, ensure_ascii=False) for item in merged.items)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = out.with_name(out.name + ".tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as stream:
+        write_export(stream, header, result_lines, scenarios or None, (merged.run, item_lines))
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, out)

@@ -1,0 +1,74 @@
+"""What an option is, and reading its value: the CLI, else its ini twin, else None.
+
+Imports only pytest and the standard library: every pytest run of the environment loads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--karenina-<name>`` flag; ``kind`` is how its ini twin is read."""
+
+    name: str
+    help: str
+    kind: str = "string"  # string | bool | linelist
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def flag(self) -> str:
+        return f"--karenina-{self.name}"
+
+    @property
+    def dest(self) -> str:
+        return "karenina_" + self.name.replace("-", "_")
+
+
+BOOL_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    value = BOOL_WORDS.get(text.strip().lower())
+    if value is None:
+        raise pytest.UsageError(
+            f"{flag}: expected yes or no, got {text!r} (a bare {flag} takes the next "
+            f"argument as its value; write {flag}=yes before paths)"
+        )
+    return value
+
+
+def option_value(config: pytest.Config, option: Option) -> Any:
+    """The CLI value, else the ini value, else None."""
+    value = config.getoption(option.dest)
+    if value is not None:
+        return value
+    ini = config.getini(option.dest)
+    if option.kind == "linelist":
+        return list(ini) or None
+    return ini if ini not in (None, "") else None
+
+
+def option_number(option: Option, value: Any, kind: type[int] | type[float], low: float) -> Any:
+    """``value`` as a ``kind`` of at least ``low``; a usage error naming the option otherwise."""
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{option.flag}: expected a number, got {value!r}") from None
+    if number < low:
+        raise pytest.UsageError(f"{option.flag}: must be >= {low:g}, got {value!r}")
+    return number

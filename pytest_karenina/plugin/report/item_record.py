@@ -1,0 +1,70 @@
+"""What a run's export keeps of each test item and of the run itself, under the export's
+``pytest_karenina`` key: enough to rebuild the run's summary and gates without the
+checkpoint (``pytest-karenina merge``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.settings import Settings
+
+RECORD_VERSION = 1
+REASON_LIMIT = 300
+"""Characters of a failure's first line kept as its reason."""
+
+
+def _slim(summary: ResultSummary) -> ResultSummary:
+    """A result's scalars, rubric values, deep-judgment and agent tallies: what the run
+    summary counts (the field tables, quotes and reasoning stay in the results)."""
+    return dataclasses.replace(
+        summary, fields=[], regex={}, overrides=[], abstention_reasoning=None,
+        sufficiency_reasoning=None, raw_response=None, custom_fields={}, excerpts={}, risks={},
+        deep_judgment_notes=[],
+        rubric=[dataclasses.replace(check, reasoning=None) for check in summary.rubric],
+    )  # fmt: skip
+
+
+def item_record(payload: ItemPayload, outcome: str, reason: str | None) -> dict[str, Any]:
+    """The record of one item; ``outcome``: pytest's (passed, failed, skipped); ``reason``:
+    the first line of why it failed or errored."""
+    slim = dataclasses.replace(
+        payload, question=None, results=[], summaries=[_slim(s) for s in payload.summaries]
+    )
+    record = slim.to_json()
+    record["outcome"] = outcome
+    if reason:
+        record["reason"] = reason[:REASON_LIMIT]
+    return record
+
+
+def first_line(text: str) -> str | None:
+    """The first non-blank line of ``text`` (a report's failure text), stripped."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), None)
+
+
+def run_record(
+    settings: Settings,
+    selection: Mapping[str, int] | None,
+    skipped: Collection[str] = (),
+    other_failures: int = 0,
+) -> dict[str, Any]:
+    """The run's settings that its summary and gates depend on, what it selected, the node
+    ids it skipped and how many failures it had outside the questions."""
+    policy = settings.replicate_policy
+    ci = settings.ci
+    return {
+        "version": RECORD_VERSION,
+        "checkpoints": sorted(path.name for path in settings.checkpoints),
+        "shard": list(settings.shard) if settings.shard is not None else None,
+        "replicate_policy": {"kind": policy.kind, "k": policy.k},
+        "compare_to": settings.compare_to,
+        "min_pass_rate": settings.min_pass_rate,
+        "gate_on": settings.gate_on,
+        "score_tolerance": ci.score_tolerance,
+        "selection": dict(selection) if selection is not None else None,
+        "skipped": sorted(skipped),
+        "other_failures": other_failures,
+    }

@@ -1,0 +1,214 @@
+"""Baselines through pytest over real HTTP: the regression-only gate, fixes, new and missing
+questions, score tolerance, and updates refused after partial runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
+from tests.plugin.plugin_helpers import (
+    CAPITAL_TEMPLATE,
+    COUNTRIES,
+    capitals_checkpoint,
+    endpoint_args,
+)
+from tests.support.openai_server import OpenAIServer
+
+GRANULAR = (
+    CAPITAL_TEMPLATE
+    + """
+    def verify_granular(self) -> float:
+        return 1.0 if self.verify() else 0.25
+"""
+)
+
+XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+
+
+def answers(server: OpenAIServer, **cities: str) -> None:
+    """The model names each question's capital, or the city given for it (``q3="Osaka"``)."""
+    server.reset()
+    for qid, (country, capital) in COUNTRIES.items():
+        city = cities.get(qid, capital)
+        server.add_rule(f"It is {city}.", structured=False, contains=f"capital of {country}")
+        server.add_rule({"capital": city}, structured=True, contains=f"It is {city}.")
+
+
+def checkpoint(directory: Path) -> Path:
+    """The capitals with a granular score: 1 when right, 0.25 when wrong."""
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=GRANULAR.format(capital=capital), finished=True)
+        for qid, (country, capital) in COUNTRIES.items()
+    ]  # fmt: skip
+    path = directory / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+    return path
+
+
+def run(
+    pytester: pytest.Pytester, server: OpenAIServer, baseline: Path, *options: str
+) -> pytest.RunResult:
+    return pytester.runpytest(
+        "--karenina", str(checkpoint(pytester.path)), *endpoint_args(server),
+        f"--karenina-baseline={baseline}", *options,
+    )  # fmt: skip
+
+
+def entries(path: Path) -> dict[str, str]:
+    return {e["question_id"]: e["verdict"] for e in json.loads(path.read_text())["entries"]}
+
+
+@pytest.fixture
+def baseline(pytester: pytest.Pytester, openai_server: OpenAIServer) -> Path:
+    """An accepted run in which q3 was answered wrong."""
+    path = pytester.path / "karenina-baseline.json"
+    answers(openai_server, q3="Osaka")
+    result = run(pytester, openai_server, path, "--karenina-baseline-update")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["karenina baseline karenina-baseline.json: written (3 entries: fail 1, pass 2)"]
+    )
+    return path
+
+
+def test_an_update_writes_a_sorted_reviewable_file(baseline: Path) -> None:
+    document = json.loads(baseline.read_text())
+    assert document["format"] == "pytest-karenina-baseline"
+    assert entries(baseline) == {"q1": "pass", "q2": "pass", "q3": "fail"}
+    assert [e["question_id"] for e in document["entries"]] == ["q1", "q2", "q3"]
+    assert document["entries"][0] == {
+        "answering_model": "test-model", "items": 1, "passed": 1, "question_id": "q1",
+        "rubric": {}, "score": 1.0, "verdict": "pass",
+    }  # fmt: skip
+    assert baseline.read_text().endswith("}\n") and "\n  " in baseline.read_text()
+
+
+@XDIST
+def test_failures_already_in_the_baseline_do_not_fail_the_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path, workers: list[str]
+) -> None:
+    answers(openai_server, q3="Osaka")
+    result = run(pytester, openai_server, baseline, *workers)
+
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "karenina baseline karenina-baseline.json: 0 regressions, 0 score drops, 0 fixed, "
+        "0 new, 0 missing (3 compared): gate passed",
+    ])  # fmt: skip
+
+
+@XDIST
+def test_a_regression_fails_the_run_and_a_fix_is_listed(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path, workers: list[str]
+) -> None:
+    answers(openai_server, q2="Milan")
+    junit = pytester.path / "junit.xml"
+    result = run(pytester, openai_server, baseline, f"--junitxml={junit}", *workers)
+
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "karenina baseline karenina-baseline.json: 1 regressions, 0 score drops, 1 fixed, "
+        "0 new, 0 missing (3 compared): gate FAILED",
+        "  regression: q2 [[]test-model[]]: pass -> fail",
+        "  fixed: q3 [[]test-model[]]: fail -> pass",
+    ])  # fmt: skip
+    assert 'name="karenina.baseline_regressions" value="1"' in junit.read_text()
+    assert entries(baseline)["q3"] == "fail"  # comparing never writes
+
+
+def test_new_and_missing_questions_are_listed(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path
+) -> None:
+    document = json.loads(baseline.read_text())
+    document["entries"][0]["question_id"] = "q0"  # q1 is new, q0 is missing
+    baseline.write_text(json.dumps(document))
+    answers(openai_server, q3="Osaka")
+
+    result = run(pytester, openai_server, baseline)
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "*0 regressions, 0 score drops, 0 fixed, 1 new, 1 missing (2 compared): gate passed",
+        "  new: q1 [[]test-model[]]: pass",
+        "  missing: q0 [[]test-model[]]",
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "code"), [("0.5", pytest.ExitCode.TESTS_FAILED), ("0.6", pytest.ExitCode.OK)]
+)
+def test_a_score_drop_beyond_the_tolerance_is_a_regression(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path,
+    tolerance: str, code: pytest.ExitCode,
+) -> None:  # fmt: skip
+    document = json.loads(baseline.read_text())
+    document["entries"][2]["score"] = 0.8  # q3 failed, but was closer to right than now
+    baseline.write_text(json.dumps(document))
+    answers(openai_server, q3="Osaka")
+
+    result = run(pytester, openai_server, baseline, f"--karenina-score-tolerance={tolerance}")
+
+    assert result.ret == code
+    if code == pytest.ExitCode.TESTS_FAILED:
+        result.stdout.fnmatch_lines(
+            ["  score drop: q3 [[]test-model[]]: granular score 0.8 -> 0.25"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        (["-k", "q1"], "2 of 3 items were deselected (-k, -m, --lf or a shard)"),
+        (["--karenina-shard=1/2"], "* items were deselected (-k, -m, --lf or a shard)"),
+        (["-x", "-p", "no:randomly"], "the run stopped early (-x or --maxfail)"),
+        (["--karenina-llm-timeout=0.001"], "3 items errored"),
+    ],
+    ids=["-k", "shard", "-x", "errors"],
+)
+def test_an_update_is_refused_after_a_partial_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, options: list[str], why: str
+) -> None:
+    path = pytester.path / "karenina-baseline.json"
+    answers(openai_server, q1="Lyon")
+    openai_server.set_latency(0.05)
+
+    result = run(pytester, openai_server, path, "--karenina-baseline-update", *options)
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"karenina baseline karenina-baseline.json: not updated: {why}"])
+    assert not path.exists()
+
+
+def test_a_missing_or_broken_baseline_is_a_usage_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    missing = pytester.path / "nowhere.json"
+    result = run(pytester, openai_server, missing)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        f"*--karenina-baseline: {missing}: no such baseline (write one with "
+        "--karenina-baseline-update)",
+    ])  # fmt: skip
+
+    broken = pytester.path / "broken.json"
+    broken.write_text(json.dumps({"format": "pytest-karenina-baseline", "version": 1,
+                                  "entries": [{"question_id": "q1", "verdict": 3}]}))  # fmt: skip
+    result = run(pytester, openai_server, broken)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*{broken}: entries[[]0[]]: field 'answering_model' must be a string"]
+    )
+
+
+def test_update_needs_a_baseline_path(pytester: pytest.Pytester) -> None:
+    checkpoint = capitals_checkpoint(pytester.path)
+    result = pytester.runpytest("--karenina", str(checkpoint), "--karenina-answering-model",
+                                "openai:gpt-4.1-mini", "--karenina-baseline-update")  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--karenina-baseline-update: name the file with*"])

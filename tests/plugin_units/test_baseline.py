@@ -1,0 +1,112 @@
+"""Baseline entries, the file, and the diff of a run against it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.plugin.baseline import (
+    BaselineEntry,
+    BaselineError,
+    entries_of,
+    read_baseline,
+    rubric_scores,
+    write_baseline,
+)
+from pytest_karenina.plugin.report.baseline_diff import LISTED, diff
+from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.rubrics.gates import TraitCheck
+
+
+def item(qid: str, outcome: Outcome, replicate: int | None = None, **rubric: object) -> ItemPayload:
+    checks = [TraitCheck(name, "llm score 1-5", value, False, None)
+              for name, value in rubric.items()]  # fmt: skip
+    return ItemPayload(
+        nodeid=f"b.jsonld::{qid}-{replicate}", category=outcome, question_id=qid,
+        answering_model="m", replicate=replicate, score=1.0 if outcome is Outcome.PASS else 0.0,
+        summaries=[ResultSummary(category=outcome, rubric=checks)],
+    )  # fmt: skip
+
+
+def entry(qid: str, verdict: str, score: float | None = None, **rubric: float) -> BaselineEntry:
+    return BaselineEntry(qid, "m", verdict, score=score, rubric=rubric)
+
+
+def test_replicates_make_one_entry_and_an_error_outweighs_passes() -> None:
+    payloads = [item("q1", Outcome.PASS, 1), item("q1", Outcome.PASS, 2),
+                item("q2", Outcome.PASS, 1), item("q2", Outcome.TIMEOUT_ERROR, 2),
+                item("q3", Outcome.PASS, 1), item("q3", Outcome.VERIFY_FAIL, 2)]  # fmt: skip
+    found = entries_of(payloads, {})
+    assert {key[0]: (e.verdict, e.passed, e.items) for key, e in found.items()} == {
+        "q1": ("pass", 2, 2), "q2": ("error", 1, 2), "q3": ("fail", 1, 2),
+    }  # fmt: skip
+    assert found[("q3", "m")].score == 0.5
+
+
+def test_rubric_scores_are_numbers_booleans_and_metric_parts() -> None:
+    payload = item("q1", Outcome.PASS, Clarity=4, Cites=True, Tone="formal",
+                   extraction={"f1": 0.5, "precision": 1})  # fmt: skip
+    assert rubric_scores(payload) == {
+        "Clarity": 4.0, "Cites": 1.0, "extraction.f1": 0.5, "extraction.precision": 1.0,
+    }  # fmt: skip
+
+
+def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "baseline.json"
+    entries = {e.key: e for e in (entry("q2", "fail", 0.5), entry("q1", "pass", 1.0, Clarity=4))}
+    write_baseline(path, entries)
+    assert read_baseline(path) == entries
+    assert [e["question_id"] for e in json.loads(path.read_text())["entries"]] == ["q1", "q2"]
+    assert not path.with_name("baseline.json.tmp").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "not a readable baseline"),
+        ('{"format": "other"}', "not a pytest-karenina baseline"),
+        ('{"format": "pytest-karenina-baseline", "version": 9}', "baseline version 9 is not 1"),
+        ('{"format": "pytest-karenina-baseline", "version": 1, "entries": [{"question_id": "q1",'
+         ' "answering_model": "m", "verdict": "pass", "score": "high"}]}',
+         r"entries\[0\] \(q1\): field 'score' must be a number"),
+    ],
+)  # fmt: skip
+def test_a_bad_file_names_itself_and_the_entry(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(content)
+    with pytest.raises(BaselineError, match=message) as caught:
+        read_baseline(path)
+    assert str(path) in str(caught.value)
+
+
+def test_diff_sorts_questions_into_their_kinds() -> None:
+    before = {e.key: e for e in (entry("q1", "pass"), entry("q2", "fail"), entry("q3", "pass"),
+                                 entry("q4", "pass"))}  # fmt: skip
+    now = {e.key: e for e in (entry("q1", "error"), entry("q2", "pass"), entry("q3", "pass"),
+                              entry("q5", "fail"))}  # fmt: skip
+    found = diff("b.json", before, now, 0.0)
+    assert (found.regressions, found.fixed) == (["q1 [m]: pass -> error"], ["q2 [m]: fail -> pass"])
+    assert (found.new, found.missing, found.compared) == (["q5 [m]: fail"], ["q4 [m]"], 3)
+    assert not found.passed
+
+
+def test_score_drops_respect_tolerance_and_direction() -> None:
+    before = {("q1", "m"): entry("q1", "pass", 0.9, Clarity=4, Toxicity=1)}
+    now = {("q1", "m"): entry("q1", "pass", 0.8, Clarity=4, Toxicity=2)}
+    assert diff("b", before, now, 0.1, lower_is_better={"Toxicity"}).passed is False
+    found = diff("b", before, now, 0.1, lower_is_better={"Toxicity"})
+    assert found.score_drops == ["q1 [m]: Toxicity 1 -> 2"]  # 0.9 -> 0.8 is within 0.1
+    assert diff("b", before, now, 0.1).passed  # Toxicity rising is better by default
+    assert diff("b", before, now, 1.0, lower_is_better={"Toxicity"}).passed
+
+
+def test_lines_list_a_few_and_count_the_rest() -> None:
+    before = {(f"q{i:02}", "m"): entry(f"q{i:02}", "pass") for i in range(LISTED + 3)}
+    now = {key: entry(key[0], "fail") for key in before}
+    lines = diff("b.json", before, now, 0.0).lines()
+    assert lines[0].startswith("karenina baseline b.json: 13 regressions")
+    assert lines[-1] == "  ... and 3 more regression questions"
+    assert len(lines) == 1 + LISTED + 1
