@@ -20,6 +20,7 @@ from pytest_karenina.plugin.baseline import (
 from pytest_karenina.plugin.ci_settings import CiSettings
 from pytest_karenina.plugin.report.baseline_diff import diff
 from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.shards import shard_of
 
 
 def partial_reason(
@@ -78,7 +79,8 @@ class BaselineGate:
     """Reads the baseline when the run starts (a missing or broken file is a usage error),
     then settles the run against it."""
 
-    def __init__(self, settings: CiSettings) -> None:
+    def __init__(self, settings: CiSettings, shard: tuple[int, int] | None = None) -> None:
+        """``shard``: the run's ``I/N``; baseline entries of other shards are left out."""
         self.settings = settings
         self.entries: dict[Key, BaselineEntry] = {}
         if settings.baseline is not None and not settings.baseline_update:
@@ -86,6 +88,9 @@ class BaselineGate:
                 self.entries = read_baseline(settings.baseline)
             except BaselineError as exc:
                 raise pytest.UsageError(f"--karenina-baseline: {exc}") from None
+        if shard is not None:
+            index, count = shard
+            self.entries = {k: e for k, e in self.entries.items() if shard_of(k[0], count) == index}
 
     def settle(self, summary: RunSummary, partial: str | None) -> None:
         """Compare (``summary.baseline``) or update (``summary.baseline_note``)."""

@@ -9,6 +9,7 @@ otherwise (and for a merge missing shards), 4 for inputs it refuses, 5 when ther
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ import pytest
 from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
 from pytest_karenina.plugin.merge import Merged, MergeError, merge_shards, write_merged
+from pytest_karenina.plugin.report.github import github_output
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.report.summary import RunSummary
 
@@ -128,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(merged.results)} results -> {args.out}\n"
     )
     summary.write(PlainTerminal(out))
+    github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+    if github:
+        title = ", ".join(merged.run.get("checkpoints") or ()) or str(args.out.name)
+        for line in github_output(summary, title, status, args.github_annotations):
+            out.write(line + "\n")
     if merged.incomplete:
         out.write(f"pytest-karenina merge: incomplete: {'; '.join(merged.incomplete)}\n")
         if status == pytest.ExitCode.OK:
@@ -156,7 +163,10 @@ def summarize(merged: Merged) -> tuple[RunSummary, int]:
     )
     failed = False
     for record in merged.items:
-        summary.add(ItemPayload.from_json(record))
+        payload = ItemPayload.from_json(record)
+        if record.get("reason") and payload.nodeid not in summary.payloads:
+            summary.reasons[payload.nodeid] = str(record["reason"])
+        summary.add(payload)
         failed = failed or record.get("outcome") == "failed"
     summary.skipped = set(merged.run.get("skipped") or ())
     summary.other_failures = int(merged.run.get("other_failures") or 0)

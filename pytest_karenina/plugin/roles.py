@@ -1,12 +1,11 @@
 """Switching the plugin on, and the plugins each process registers by its role.
 
-* :class:`RunnerPlugin` (processes that run items: the only process, or an xdist worker):
-  starts the prefetcher with the run loop, stops it on the way out, and attaches each
-  item's ``report.karenina`` payload and JUnit properties.
+* :class:`~.runner.RunnerPlugin` (processes that run items: the only process, or an xdist
+  worker), in its own module.
 * :class:`ControllerPlugin` (the process that reports: the only process, or the xdist
-  controller): the report header, aggregating payloads, streaming the export, the summary
-  and the pass-rate gate. Beside it: the replay usage report, the xdist partition and
-  pytest-html columns when they apply.
+  controller): the report header, aggregating payloads, streaming the export, the summary,
+  the gates (pass rate, baseline) and GitHub output. Beside it: the replay usage report,
+  the xdist partition and pytest-html columns when they apply.
 """
 
 from __future__ import annotations
@@ -18,50 +17,41 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
-from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.collect import question_items
 from pytest_karenina.plugin.config_place import misplaced_config
 from pytest_karenina.plugin.heap import HeapSettler
-from pytest_karenina.plugin.live_status import LiveStatus
-from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
-from pytest_karenina.plugin.prefetch import Prefetcher
 from pytest_karenina.plugin.process import (
     ProcessRole,
     process_role,
-    runs_pipelines,
     writes_html_report,
 )
 from pytest_karenina.plugin.report.compact import compact_failure_summary, compact_notice
 from pytest_karenina.plugin.report.export_sink import ExportSink
+from pytest_karenina.plugin.report.github import github_output
 from pytest_karenina.plugin.report.header import header_lines
-from pytest_karenina.plugin.report.html import HtmlPlugin, add_extras
-from pytest_karenina.plugin.report.item_record import first_line, item_record, run_record
+from pytest_karenina.plugin.report.html import HtmlPlugin
+from pytest_karenina.plugin.report.item_record import item_record, run_record
 from pytest_karenina.plugin.report.junit import write_suite_properties
-from pytest_karenina.plugin.report.payload import ItemPayload, flaky_status, logged_residue
-from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
+from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run_config import build_config, check_run, with_search_tools
+from pytest_karenina.plugin.runner import REPLAY_REPORT, RunnerPlugin
 from pytest_karenina.plugin.selection import SelectionPlugin
 from pytest_karenina.plugin.settings import Settings, resolve_settings
 from pytest_karenina.plugin.shards import ShardPlugin
 from pytest_karenina.plugin.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.stash import (
-    COLLECTED_KEY,
     CONFIG_KEY,
     GATE_POLICY_KEY,
     HEAP_KEY,
-    PREFETCHER_KEY,
-    REPLAY_USAGE_OUTPUT,
     SELECTION_KEY,
     SETTINGS_KEY,
 )
 from pytest_karenina.plugin.xdist_partition import (
     XdistControllerPlugin,
-    worker_journal,
-    worker_share,
 )
-
-REPLAY_REPORT = "karenina-replay"
-"""Name of the replay usage plugin, which runners on the reporting process feed directly."""
 
 
 def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
@@ -97,96 +87,6 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         manager.register(HtmlPlugin(config), "karenina-html")
 
 
-class RunnerPlugin:
-    """Runs the pipelines of the items this process executes."""
-
-    def __init__(self, config: pytest.Config, settings: Settings, wants_html: bool) -> None:
-        self.config = config
-        self.settings = settings
-        self.wants_html = wants_html
-        self.full_selection = False
-        self.live: LiveStatus | None = None
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        if not runs_pipelines(self.config):
-            return (yield)
-        journal = worker_journal(self.config)
-        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config, journal=journal)
-        share = worker_share(self.config, question_items(session.items))
-        self.config.stash[HEAP_KEY].settle(len(share))
-        prefetcher.start(share)
-        if process_role(self.config) is ProcessRole.SOLE:
-            self.live = LiveStatus(self.config, prefetcher.counts, self._tally)
-        try:
-            return (yield)
-        finally:
-            prefetcher.stop()
-
-    def _tally(self) -> tuple[int, int]:
-        controller = self.config.pluginmanager.get_plugin("karenina-controller")
-        summary = getattr(controller, "summary", None)
-        return (summary.passed, summary.total) if summary is not None else (0, 0)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "teardown" and self.live is not None:
-            self.live.tick()
-
-    # pytest installs its log capture per phase: keep the pipelines' records out of each.
-    def pytest_runtest_setup(self) -> None:
-        shield_capture_handlers()
-
-    def pytest_runtest_call(self) -> None:
-        shield_capture_handlers()
-
-    def pytest_runtest_teardown(self) -> None:
-        shield_capture_handlers()
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        if call.when == "setup" and isinstance(item, QuestionItem) and item.results:
-            # Setup waited for the pipeline, which may have run long before: the item's
-            # time is its pipeline's (pytest's --durations, JUnit and pytest-html show it).
-            report.duration = sum(result.metadata.execution_time for result in item.results)
-        attach = call.when == "call" or (call.when == "setup" and report.failed)
-        if not (isinstance(item, QuestionItem) and item.verdicts and attach):
-            return report
-        trace = self.settings.html_trace == "all" or (
-            self.settings.html_trace == "failed" and not report.passed
-        )
-        payload = item.payload(include_trace=trace)
-        report.karenina = payload.to_json()  # type: ignore[attr-defined]
-        if self.wants_html:
-            add_extras(report, payload, trace)
-        return report
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        selected = len(question_items(session.items))
-        self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
-        if self.config.option.collectonly:  # no run loop to settle the heap in
-            self.config.stash[HEAP_KEY].settle(selected)
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
-        if prefetcher is None:
-            return
-        prefetcher.stop()
-        self.config.stash[HEAP_KEY].settle(len(session.items))
-        if prefetcher.replay is None:
-            return
-        usage = store_usage(prefetcher.replay, self.full_selection)
-        workeroutput = getattr(self.config, "workeroutput", None)
-        if isinstance(workeroutput, dict):
-            workeroutput[REPLAY_USAGE_OUTPUT] = usage
-        else:
-            report = self.config.pluginmanager.get_plugin(REPLAY_REPORT)
-            if isinstance(report, ReplayUsageReport):
-                report.add(usage)
-
-
 class ControllerPlugin:
     """The header, aggregating payloads, streaming the export, summarising, gating."""
 
@@ -199,7 +99,8 @@ class ControllerPlugin:
             pass_at=policy.k if policy.kind == "pass@" else None, compare_to=settings.compare_to
         )
         self.export: ExportSink | None = None
-        self.baseline = BaselineGate(settings.ci)
+        self.session: pytest.Session | None = None
+        self.baseline = BaselineGate(settings.ci, settings.shard)
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
@@ -215,6 +116,7 @@ class ControllerPlugin:
         return compact_notice(self.config, len(question_items(items)))
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
         if self.settings.results is not None:
             vconfig = self.config.stash[CONFIG_KEY]
             self.export = ExportSink(
@@ -234,9 +136,11 @@ class ControllerPlugin:
         sent = getattr(report, "karenina", None)
         if isinstance(sent, dict):
             payload = ItemPayload.from_json(sent)
+            reason = sent.get("reason")
+            if reason and payload.nodeid not in self.summary.payloads:
+                self.summary.reasons[payload.nodeid] = reason
             if self.summary.add(payload) and self.export is not None:
                 self.export.add(payload.results)
-                reason = None if report.passed else first_line(report.longreprtext)
                 self.export.add_item(item_record(payload, report.outcome, reason))
             sent["results"] = []  # the export has them
             self._logged.setdefault(report.nodeid, []).append(report)
@@ -284,5 +188,10 @@ class ControllerPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.summary.write(terminalreporter)
+        if self.settings.ci.github and self.session is not None:
+            title = ", ".join(path.name for path in self.settings.checkpoints)
+            status, limit = int(self.session.exitstatus), self.settings.ci.annotations
+            for line in github_output(self.summary, title, status, limit):
+                terminalreporter.write_line(line)
         for line in self.export.report_lines() if self.export is not None else ():
             terminalreporter.write_line(line, red=True)

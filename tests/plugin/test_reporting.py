@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_karenina.plugin.report.payload import LOGGED_KEEPS
+from pytest_karenina.plugin.report.logged import LOGGED_KEEPS
 from tests.e2e.cases import CHECKPOINT_CASES
 from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, scripted
 from tests.support.openai_server import Fault, OpenAIServer

@@ -169,3 +169,33 @@ def test_fixture_results_stream_unchanged(tmp_path: Path) -> None:
         for item in VerificationResultSet.from_export_json(export_text("full")):
             writer.add(item)
     assert load(target)["results"] == fixture["results"]
+
+
+def test_item_records_follow_the_results_and_count_nowhere(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    writer = ExportWriter(target, run={"shard": [1, 2]})
+    writer.add_item({"nodeid": "b.jsonld::q1", "outcome": "passed"})
+    writer.add(result())
+    writer.add_item({"nodeid": "b.jsonld::q2", "outcome": "failed", "reason": "a\ud800b"})
+    writer.close(run={"shard": [1, 2], "selection": {"collected": 2, "selected": 2}})
+    data = load(target)
+    assert data["metadata"]["job_summary"]["total_questions"] == 1
+    assert data["pytest_karenina"]["run"]["selection"] == {"collected": 2, "selected": 2}
+    assert [item["nodeid"] for item in data["pytest_karenina"]["items"]] == [
+        "b.jsonld::q1", "b.jsonld::q2",
+    ]  # fmt: skip
+    assert list(data) == ["format_version", "metadata", "shared_data", "results", "pytest_karenina"]
+    assert VerificationResultSet.from_export_json(export_text_of(target)).results == [result()]
+
+
+def test_a_torn_item_record_is_skipped_on_recovery(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    writer = ExportWriter(target, run={"shard": None})
+    writer.add_item({"nodeid": "b.jsonld::q1"})
+    writer.add(result())
+    writer._file.write('{"pytest_karenina_item":{"nodeid": "b.js')
+    writer._file.close()
+    ExportWriter.recover(target)
+    data = load(target)
+    assert data["pytest_karenina"]["items"] == [{"nodeid": "b.jsonld::q1"}]
+    assert data["metadata"]["job_summary"]["total_questions"] == 1

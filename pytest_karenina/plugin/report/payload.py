@@ -180,22 +180,6 @@ def _risks(result: VerificationResult) -> dict[str, str]:
     return found
 
 
-LOGGED_KEEPS = frozenset({"category", "question_id", "answering_model", "score"})
-"""The keys of a ``report.karenina`` payload still there once every report of its item has
-been logged (see :func:`logged_residue`)."""
-
-
-def logged_residue(data: dict[str, Any]) -> dict[str, Any]:
-    """What stays of a payload once every report of its item is logged: a few scalars
-    (:data:`LOGGED_KEEPS`).
-
-    pytest keeps every report until the session ends; once an item's teardown report is
-    logged (pytest-html renders the item's row then) nothing reads the rest, and the field
-    tables, result dumps and question text are most of what a report weighs.
-    """
-    return {key: value for key, value in data.items() if key in LOGGED_KEEPS}
-
-
 @dataclass(frozen=True, slots=True)
 class RubricTally:
     """Over an item's results: gated traits that passed, gated traits, and traits graded
@@ -230,6 +214,8 @@ class ItemPayload:
     """Under a replicate policy: the replicates' outcomes and the policy's decision."""
     replicate_passes: list[int] | None = None
     """Under a replicate policy: ``[passed, replicates]``."""
+    seconds: float = 0.0
+    """The pipelines' time: the sum of the results' ``execution_time``."""
 
     @classmethod
     def of_verdicts(
@@ -262,6 +248,7 @@ class ItemPayload:
             flaky=vote.fraction() if vote is not None and vote.flaky else None,
             replicates=vote.describe() if vote is not None else None,
             replicate_passes=[vote.passed, len(vote.outcomes)] if vote is not None else None,
+            seconds=sum(verdict.result.metadata.execution_time or 0.0 for verdict in verdicts),
         )
 
     def for_summary(self) -> ItemPayload:
@@ -295,16 +282,3 @@ class ItemPayload:
             summaries=[ResultSummary.from_json(s) for s in data.get("summaries") or ()],
             **{name: data[name] for name in simple if data.get(name) is not None},
         )
-
-
-def flaky_status(report: Any) -> tuple[str, str, str] | None:
-    """The test status of a flaky question's call report (None for any other report)."""
-    data = getattr(report, "karenina", None)
-    if getattr(report, "when", None) != "call" or not isinstance(data, dict):
-        return None
-    flaky = data.get("flaky")
-    if not flaky:
-        return None
-    outcome = str(report.outcome)
-    letter = "~" if outcome == "passed" else "F" if outcome == "failed" else "s"
-    return outcome, letter, f"{outcome.upper()} (flaky {flaky})"

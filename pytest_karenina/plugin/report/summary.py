@@ -78,6 +78,8 @@ class RunSummary:
     baseline_note: str | None = None
     """What became of ``--karenina-baseline-update`` (written, or refused and why)."""
     baseline_refused: bool = False
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Node id -> the first line of why a failed or errored item did not pass."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item

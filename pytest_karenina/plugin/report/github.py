@@ -1,0 +1,172 @@
+"""GitHub Actions output: an ``::error`` annotation per failed or errored question, and a
+Markdown job summary appended to ``$GITHUB_STEP_SUMMARY``.
+
+Both come from the run summary alone, so the plugin and ``pytest-karenina merge`` write the
+same. Annotation values are escaped as GitHub's workflow commands require (``%``, CR and LF
+everywhere; ``:`` and ``,`` in properties too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
+from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.verdict import Outcome
+
+TOP = 5
+"""How many of the slowest questions, and of those using the most tokens, the job summary
+lists."""
+LISTED = 20
+"""How many failed questions, regressions and fixes the job summary lists."""
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _failed(summary: RunSummary) -> list[ItemPayload]:
+    """Failed and errored items (not passes, not items without a verdict), in report order."""
+    return [
+        payload
+        for payload in summary.payloads.values()
+        if payload.category not in (Outcome.PASS, Outcome.NO_VERDICT)
+    ]
+
+
+def _label(payload: ItemPayload) -> str:
+    return f"{payload.question_id or payload.nodeid} [{payload.answering_model or '?'}]"
+
+
+def _reason(summary: RunSummary, payload: ItemPayload) -> str:
+    return summary.reasons.get(payload.nodeid) or payload.category.value
+
+
+def error_annotations(summary: RunSummary, limit: int) -> list[str]:
+    """``::error`` lines for the first ``limit`` failed questions, and a notice counting the
+    rest."""
+    failed = _failed(summary)
+    lines = []
+    for payload in failed[:limit]:
+        file = payload.nodeid.split("::", 1)[0]
+        title = f"{_label(payload)}: {payload.category.value}"
+        lines.append(
+            f"::error file={escape_property(file)},title={escape_property(title)}"
+            f"::{escape_data(_reason(summary, payload))}"
+        )
+    if len(failed) > limit:
+        lines.append(
+            f"::notice title=pytest-karenina::{len(failed) - limit} more failed questions "
+            f"are not annotated (at most {limit}; see the job summary)"
+        )
+    return lines
+
+
+def _cell(text: object) -> str:
+    value = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    return value.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _listed(title: str, entries: Sequence[str]) -> list[str]:
+    if not entries:
+        return []
+    lines = [f"**{title}** ({len(entries)})", ""]
+    lines += [f"- {_cell(entry)}" for entry in entries[:LISTED]]
+    if len(entries) > LISTED:
+        lines.append(f"- ... and {len(entries) - LISTED} more")
+    return [*lines, ""]
+
+
+def job_summary(summary: RunSummary, title: str, status: int) -> str:
+    """The Markdown job summary of a run that exits with ``status``."""
+    overall = pass_rate(summary.payloads.values())
+    verdict = "passed" if status == 0 else f"failed (exit {status})"
+    lines = [f"### pytest-karenina: {_cell(title)}", "", f"**Result: {verdict}**", ""]
+    if overall is not None:
+        lines += [f"Pass rate {overall.describe()}", ""]
+    lines += _gates(summary) + _models(summary) + _failures(summary) + _heaviest(summary)
+    return "\n".join(lines) + "\n"
+
+
+def _gates(summary: RunSummary) -> list[str]:
+    gates = [f"karenina gate: {summary.gate.describe()}"] if summary.gate else []
+    if summary.baseline is not None:
+        gates.append(summary.baseline.lines()[0])
+    if summary.baseline_note:
+        gates.append(summary.baseline_note)
+    lines = [f"- {_cell(gate)}" for gate in gates] + ([""] if gates else [])
+    if summary.baseline is not None:
+        drops = summary.baseline.regressions + summary.baseline.score_drops
+        lines += _listed(f"Regressions against {summary.baseline.name}", drops)
+        lines += _listed("Fixed", summary.baseline.fixed)
+    return lines
+
+
+def _models(summary: RunSummary) -> list[str]:
+    rates = pass_rates_by_model(summary.payloads.values())
+    rows = [(model, f"{rate.rate:.1%}", f"{rate.low:.1%}-{rate.high:.1%}",
+             f"{rate.passed}/{rate.total}") for model, rate in rates.items()]  # fmt: skip
+    return _table(("answering model", "pass rate", "95% CI", "passed"), rows) if rows else []
+
+
+def _failures(summary: RunSummary) -> list[str]:
+    failed = _failed(summary)
+    if not failed:
+        return []
+    rows = [(p.question_id or p.nodeid, p.answering_model or "?", p.category.value,
+             _reason(summary, p)) for p in failed[:LISTED]]  # fmt: skip
+    more = [f"... and {len(failed) - LISTED} more", ""] if len(failed) > LISTED else []
+    return [f"**Failed questions** ({len(failed)})", "",
+            *_table(("question", "model", "outcome", "reason"), rows), *more]  # fmt: skip
+
+
+def _heaviest(summary: RunSummary) -> list[str]:
+    """The slowest questions and those that used the most tokens."""
+    payloads = list(summary.payloads.values())
+    lines: list[str] = []
+    slowest = sorted((p for p in payloads if p.seconds), key=lambda p: -p.seconds)[:TOP]
+    if slowest:
+        timed = [(_label(p), f"{p.seconds:.2f}") for p in slowest]
+        lines += ["**Slowest questions**", "", *_table(("question", "seconds"), timed)]
+    used = [p for p in payloads if p.input_tokens + p.output_tokens]
+    heaviest = sorted(used, key=lambda p: -(p.input_tokens + p.output_tokens))[:TOP]
+    if heaviest:
+        counted = [(_label(p), str(p.input_tokens), str(p.output_tokens)) for p in heaviest]
+        header = ("question", "tokens in", "tokens out")
+        lines += ["**Most tokens**", "", *_table(header, counted)]
+    return lines
+
+
+def github_output(summary: RunSummary, title: str, status: int, limit: int) -> list[str]:
+    """The annotation lines to print, after appending the job summary (and a line saying
+    why that failed, if it did)."""
+    lines = error_annotations(summary, limit)
+    problem = append_job_summary(job_summary(summary, title, status))
+    return lines if problem is None else [*lines, problem]
+
+
+def append_job_summary(markdown: str) -> str | None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY``; returns why it could not (None when
+    it was written, or when the variable is not set)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    try:
+        with Path(target).open("a", encoding="utf-8") as out:
+            out.write(markdown)
+    except OSError as exc:
+        return f"karenina: could not write the job summary ({type(exc).__name__}: {exc})"
+    return None

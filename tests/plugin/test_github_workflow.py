@@ -1,0 +1,75 @@
+"""``examples/github-workflow.yml`` (shown in docs/ci.md): it parses, and every command and
+option it runs exists (pytest's options as ``pytest --help`` lists them with the plugin
+loaded, the merge command's as its parser accepts them)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_karenina.plugin.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "examples" / "github-workflow.yml"
+EXPRESSION = re.compile(r"\$\{\{[^}]*\}\}")
+
+
+def workflow() -> dict[str, Any]:
+    data = yaml.safe_load(WORKFLOW.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def commands(kind: str) -> list[list[str]]:
+    """The command lines of every ``run`` step that start with ``kind``, as argv lists
+    (``${{ ... }}`` expressions and shell variables replaced by a placeholder)."""
+    found = []
+    for job in workflow()["jobs"].values():
+        for step in job["steps"]:
+            script = EXPRESSION.sub("1", step.get("run", "")).replace("\\\n", " ")
+            for line in script.splitlines():
+                argv = shlex.split(re.sub(r"\$[A-Za-z_]+", "x", line))
+                if argv[:1] == [kind]:
+                    found.append(argv)
+    return found
+
+
+def test_the_workflow_is_a_complete_github_workflow() -> None:
+    data = workflow()
+    # YAML 1.1 reads the key ``on`` as True; GitHub reads it as the trigger.
+    assert data.get("on", data.get(True)) is not None
+    jobs = data["jobs"]
+    assert set(jobs) == {"shard", "merge"} and jobs["merge"]["needs"] == "shard"
+    assert jobs["shard"]["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
+    uses = [step["uses"] for job in jobs.values() for step in job["steps"] if "uses" in step]
+    assert all(re.fullmatch(r"actions/[a-z-]+@v\d+", action) for action in uses), uses
+    assert "actions/cache@v4" in uses and "actions/upload-artifact@v4" in uses
+    assert len(commands("pytest")) == 1 and len(commands("pytest-karenina")) == 1
+
+
+def test_every_pytest_option_of_the_workflow_exists(pytester: pytest.Pytester) -> None:
+    (argv,) = commands("pytest")
+    listed = pytester.runpytest("--help").stdout.str()
+    flags = [arg.split("=")[0] for arg in argv if arg.startswith("-")]
+    assert "--karenina-shard" in flags and "--karenina-baseline" in flags
+    missing = [flag for flag in flags if not re.search(rf"(^|[\s,]){re.escape(flag)}\b", listed)]
+    assert missing == []
+
+
+def test_the_merge_command_of_the_workflow_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (argv,) = commands("pytest-karenina")
+    assert argv[1] == "merge"
+    # The arguments parse: what fails is reading the (absent) exports, a usage error.
+    code = main([*argv[1:2], str(tmp_path / "out.json"), str(tmp_path / "none.json"),
+                 *argv[4:]])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == pytest.ExitCode.USAGE_ERROR
+    assert "none.json: no such file" in captured.err
+    assert "unrecognized arguments" not in captured.err
