@@ -35,15 +35,16 @@ def partial_reason(
         return "the run was interrupted"
     if stopped:
         return "the run stopped early (-x or --maxfail)"
-    collected, selected = (
-        (selection or {}).get("collected", 0),
-        (selection or {}).get("selected", 0),
-    )
+    found = selection or {}
+    collected = found.get("collected", 0)
+    selected = found.get("selected", 0) + found.get("unchanged", 0)
     if selected < collected:
         left_out = collected - selected
         return f"{left_out} of {collected} items were deselected (-k, -m, --lf or a shard)"
     if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return f"the run ended with exit status {int(status)}"
+    if summary.cost.capped:
+        return f"the cost cap left {summary.cost.capped} items unstarted"
     errors = sum(1 for payload in summary.payloads.values() if payload.category.is_error)
     if errors:
         return f"{errors} items errored"
@@ -76,16 +77,27 @@ def update_baseline(
 
 
 class BaselineGate:
-    """Reads the baseline when the run starts (a missing or broken file is a usage error),
-    then settles the run against it."""
+    """Reads the baseline when the run starts (a missing or broken file is a usage error;
+    an update reads it only to keep the entries of unchanged questions), then settles the
+    run against it."""
 
-    def __init__(self, settings: CiSettings, shard: tuple[int, int] | None = None) -> None:
-        """``shard``: the run's ``I/N``; baseline entries of other shards are left out."""
+    def __init__(
+        self,
+        settings: CiSettings,
+        shard: tuple[int, int] | None = None,
+        unchanged: frozenset[str] = frozenset(),
+    ) -> None:
+        """``shard``: the run's ``I/N``, whose baseline entries of other shards are left out;
+        ``unchanged``: questions ``--karenina-changed-since`` did not run, which keep their
+        baseline entries."""
         self.settings = settings
+        self.unchanged = unchanged
         self.entries: dict[Key, BaselineEntry] = {}
-        if settings.baseline is not None and not settings.baseline_update:
+        path = settings.baseline
+        reads = not settings.baseline_update or (unchanged and path is not None and path.exists())
+        if path is not None and reads:
             try:
-                self.entries = read_baseline(settings.baseline)
+                self.entries = read_baseline(path)
             except BaselineError as exc:
                 raise pytest.UsageError(f"--karenina-baseline: {exc}") from None
         if shard is not None:
@@ -98,10 +110,14 @@ class BaselineGate:
         if path is None:
             return
         current = entries_of(summary.payloads.values(), summary.rubric_scores)
+        kept = {key: e for key, e in self.entries.items() if key[0] in self.unchanged}
         if self.settings.baseline_update:
-            update_baseline(summary, path, current, partial)
+            lacking = len(self.unchanged - {key[0] for key in kept})
+            if lacking and partial is None:
+                partial = f"{lacking} unchanged questions have no baseline entry to keep"
+            update_baseline(summary, path, {**kept, **current}, partial)
             return
         summary.baseline = diff(
             path.name, self.entries, current, self.settings.score_tolerance,
-            summary.lower_is_better,
+            summary.lower_is_better, kept,
         )  # fmt: skip

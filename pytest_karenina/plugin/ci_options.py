@@ -1,4 +1,4 @@
-"""The options of CI gating: baselines and GitHub Actions output.
+"""The options of CI gating: baselines, cost, GitHub Actions output.
 
 Imports only :mod:`.option_spec`: every pytest run of the environment loads this.
 """
@@ -23,6 +23,30 @@ CI_OPTIONS: tuple[Option, ...] = (
         "score-tolerance",
         "How far a granular or rubric score may drop below the baseline (default 0)",
         metavar="X",
+    ),
+    Option(
+        "changed-since",
+        "Run only the questions changed since this git revision (and new ones)",
+        metavar="REF",
+    ),
+    Option(
+        "prices",
+        "Price table file: model -> USD per million input and output tokens (repeatable; "
+        "the ini twin holds MODEL = INPUT OUTPUT lines)",
+        "linelist",
+        "FILE",
+    ),
+    Option(
+        "max-cost",
+        "Stop starting questions once the spent and in-flight cost reaches USD",
+        metavar="USD",
+    ),
+    Option(
+        "estimate",
+        "Print the calls, tokens and cost a live run would make, from the replay store; "
+        "run nothing",
+        "bool",
+        "yes|no",
     ),
     Option(
         "github",

@@ -1,4 +1,5 @@
-"""The CI gating settings: a baseline, its update, the score tolerance, GitHub output."""
+"""The CI gating settings: a baseline, its update, the score tolerance, prices and the
+cost cap, the estimate, GitHub output."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from pytest_karenina.plugin.ci_options import CI_OPTIONS
 from pytest_karenina.plugin.option_spec import option_number, option_value, parse_bool
+from pytest_karenina.results.cost import PriceError, PriceTable
 
 DEFAULT_ANNOTATIONS = 10
 """GitHub shows at most 10 error annotations of a step."""
@@ -26,6 +28,14 @@ class CiSettings:
     github: bool = False
     """Write ``::error`` annotations and the job summary (GitHub Actions)."""
     annotations: int = DEFAULT_ANNOTATIONS
+    prices: PriceTable | None = None
+    """USD per million tokens per model (``--karenina-prices`` files, ``karenina_prices``)."""
+    max_cost: float | None = None
+    """Do not start questions once the spent and in-flight cost reaches this (USD)."""
+    estimate: bool = False
+    """Print what a live run would cost (from the replay store) and run nothing."""
+    changed_since: str | None = None
+    """Run only the questions that changed since this git revision."""
 
 
 def resolve_ci_settings(config: pytest.Config) -> CiSettings:
@@ -53,10 +63,36 @@ def resolve_ci_settings(config: pytest.Config) -> CiSettings:
             "--karenina-baseline-update: name the file with --karenina-baseline"
         )
     github = flag("github")
+    prices = _prices(config)
+    max_cost = None if raw["max-cost"] is None else number("max-cost", float, 0.0)
+    if max_cost is not None and prices is None:
+        raise pytest.UsageError(
+            "--karenina-max-cost: needs a price table (--karenina-prices FILE or karenina_prices)"
+        )
     return CiSettings(
         baseline=baseline,
         baseline_update=update,
         score_tolerance=number("score-tolerance", float, 0.0),
         github=os.environ.get("GITHUB_ACTIONS") == "true" if github is None else github,
         annotations=number("github-annotations", int, DEFAULT_ANNOTATIONS),
+        prices=prices,
+        max_cost=max_cost,
+        estimate=bool(flag("estimate")),
+        changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
     )
+
+
+def _prices(config: pytest.Config) -> PriceTable | None:
+    """The ini table (``karenina_prices`` lines), then the ``--karenina-prices`` files."""
+    table = None
+    try:
+        lines = config.getini("karenina_prices")
+        if lines:
+            table = PriceTable.from_lines(lines, "karenina_prices")
+        for name in config.getoption("karenina_prices") or ():
+            path = Path(str(name)).expanduser()
+            found = PriceTable.from_file(path if path.is_absolute() else Path.cwd() / path)
+            table = found if table is None else table.merged(found)
+    except PriceError as exc:
+        raise pytest.UsageError(f"--karenina-prices: {exc}") from None
+    return table

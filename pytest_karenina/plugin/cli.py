@@ -112,9 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"pytest-karenina merge: cannot write {args.out}: {exc}\n")
         return int(pytest.ExitCode.INTERNAL_ERROR)
     summary, status = summarize(merged)
-    partial = "; ".join(merged.incomplete) or partial_reason(
-        summary, status, False, merged.run.get("selection")
-    )
+    selection = merged.run.get("selection") or {}
+    partial = "; ".join(merged.incomplete) or partial_reason(summary, status, False, selection)
+    if partial is None and selection.get("unchanged"):
+        partial = "the shards ran only the changed questions (--karenina-changed-since)"
     gate.settle(summary, partial)
     threshold = (
         args.min_pass_rate if args.min_pass_rate is not None else merged.run.get("min_pass_rate")
@@ -170,6 +171,7 @@ def summarize(merged: Merged) -> tuple[RunSummary, int]:
         failed = failed or record.get("outcome") == "failed"
     summary.skipped = set(merged.run.get("skipped") or ())
     summary.other_failures = int(merged.run.get("other_failures") or 0)
+    summary.cost.capped = int(merged.run.get("cost_capped") or 0)
     if not merged.items and not summary.skipped:
         return summary, int(pytest.ExitCode.NO_TESTS_COLLECTED)
     failed = failed or summary.other_failures > 0

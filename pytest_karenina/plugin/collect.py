@@ -15,6 +15,7 @@ from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoin
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import replicate_numbers
+from pytest_karenina.plugin.cost_cap import CostCapReached
 from pytest_karenina.plugin.explain import (
     PipelineError,
     VerificationFailed,
@@ -217,6 +218,8 @@ class QuestionItem(pytest.Item):
             self.results, self.facts = run.results, run.facts
         except StageListError as exc:
             raise PipelineError(str(exc)) from None
+        except CostCapReached as exc:
+            pytest.skip(str(exc))
         finally:
             logged = prefetcher.logs.take(self.nodeid)
             if logged:
@@ -233,7 +236,7 @@ class QuestionItem(pytest.Item):
         settings = self.config.stash[SETTINGS_KEY]
         if self.model_replicate.replicates:
             self.vote = vote(self.verdicts, settings.replicate_policy, settings.flaky)
-        self.user_properties.extend(user_properties(self.verdicts, self.vote))
+        self.user_properties.extend(user_properties(self.verdicts, self.vote, settings.ci.prices))
         errors = [
             r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
         ]
@@ -272,6 +275,7 @@ class QuestionItem(pytest.Item):
             answering_model=self.model_replicate.answering.id or "",
             replicate=self.model_replicate.replicate, facts=self.facts,
             verdicts=self.verdicts, include_trace=include_trace, vote=self.vote,
+            prices=self.config.stash[SETTINGS_KEY].ci.prices,
         )  # fmt: skip
 
     def repr_failure(

@@ -167,14 +167,16 @@ def _merged_run(inputs: list[ShardExport]) -> dict[str, Any]:
     run["shard"] = None
     selections = [shard.run.get("selection") for shard in inputs]
     if all(isinstance(s, dict) for s in selections):
-        selected = sum(int((s or {}).get("selected", 0)) for s in selections)
-        run["selection"] = {**(selections[0] or {}), "selected": selected}
+        summed = {key: sum(int((s or {}).get(key, 0)) for s in selections)
+                  for key in ("selected", "unchanged")}  # fmt: skip
+        run["selection"] = {**(selections[0] or {}), **summed}
     else:
         run["selection"] = None
     run["skipped"] = sorted(
         {nodeid for shard in inputs for nodeid in shard.run.get("skipped") or ()}
     )
-    run["other_failures"] = sum(int(shard.run.get("other_failures") or 0) for shard in inputs)
+    for count in ("other_failures", "cost_capped"):
+        run[count] = sum(int(shard.run.get(count) or 0) for shard in inputs)
     run["merged_from"] = [shard.path.name for shard in inputs]
     return run
 

@@ -26,6 +26,7 @@ from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegist
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.collect import ItemRun, QuestionItem
+from pytest_karenina.plugin.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.flight_journal import FlightJournal
 from pytest_karenina.plugin.hookspecs import StageListError
 from pytest_karenina.plugin.live_status import PipelineCounts
@@ -67,6 +68,10 @@ class Prefetcher:
         self._stopped = threading.Event()
         self.logs = PipelineLogs(config)
         self.counts = PipelineCounts()
+        ci = self.settings.ci
+        self.cost_cap = None
+        if ci.max_cost is not None and ci.prices is not None:
+            self.cost_cap = CostCap(ci.max_cost, ci.prices, self.settings.workers)
 
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[QuestionItem]) -> None:
@@ -161,14 +166,25 @@ class Prefetcher:
             if job is None:
                 return
             future, run = job
+            if not future.set_running_or_notify_cancel():
+                continue
             self.counts.start()
+            results: list[VerificationResult] = []
             try:
-                if future.set_running_or_notify_cancel():
-                    future.set_result(run())
+                if self.cost_cap is not None:
+                    self.cost_cap.admit()
+                found = run()
+                results = found.results
+                future.set_result(found)
+            except CostCapReached as exc:
+                future.set_exception(exc)
+                continue
             except BaseException as exc:  # handed to the waiting item
                 future.set_exception(exc)
             finally:
                 self.counts.finish()
+            if self.cost_cap is not None:
+                self.cost_cap.settle(results)
 
     # --- results ----------------------------------------------------------------------------
     def result_of(self, item: QuestionItem) -> ItemRun:

@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.changes import ChangedSincePlugin, change_set
 from pytest_karenina.plugin.collect import question_items
 from pytest_karenina.plugin.config_place import misplaced_config
+from pytest_karenina.plugin.cost_cap import SKIP_PREFIX
+from pytest_karenina.plugin.estimate import offline_estimate
 from pytest_karenina.plugin.heap import HeapSettler
 from pytest_karenina.plugin.process import (
     ProcessRole,
@@ -63,13 +66,20 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     vconfig = with_search_tools(config, build_config(settings))
     check_run(settings, vconfig)
     settings = settings.with_default_replay(vconfig)
+    role = process_role(config)
+    if settings.ci.estimate:
+        settings = offline_estimate(config, settings, role)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
-    role = process_role(config)
     if settings.shard is not None:
         config.pluginmanager.register(ShardPlugin(*settings.shard), "karenina-shard")
     config.pluginmanager.register(SelectionPlugin(config), "karenina-selection")
+    changes = None
+    if settings.ci.changed_since is not None:
+        shared = [path for path in (settings.preset, config.inipath) if path is not None]
+        changes = change_set(settings.ci.changed_since, settings.checkpoints, shared)
+        config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)
     manager = config.pluginmanager
@@ -78,7 +88,8 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         manager.register(RunnerPlugin(config, settings, html), "karenina-runner")
     if not role.reports:
         return
-    manager.register(ControllerPlugin(config, settings, role), "karenina-controller")
+    unchanged = changes.unchanged if changes is not None else frozenset()
+    manager.register(ControllerPlugin(config, settings, role, unchanged), "karenina-controller")
     if settings.replay != "off":
         manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
     if role is ProcessRole.XDIST_CONTROLLER:
@@ -90,7 +101,13 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
 class ControllerPlugin:
     """The header, aggregating payloads, streaming the export, summarising, gating."""
 
-    def __init__(self, config: pytest.Config, settings: Settings, role: ProcessRole) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        role: ProcessRole,
+        unchanged: frozenset[str] = frozenset(),
+    ) -> None:
         self.config = config
         self.settings = settings
         self.role = role
@@ -100,7 +117,7 @@ class ControllerPlugin:
         )
         self.export: ExportSink | None = None
         self.session: pytest.Session | None = None
-        self.baseline = BaselineGate(settings.ci, settings.shard)
+        self.baseline = BaselineGate(settings.ci, settings.shard, unchanged)
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
@@ -148,6 +165,8 @@ class ControllerPlugin:
             self.summary.other_failures += 1
         elif report.when == "setup" and report.skipped:
             self.summary.add_skip(report.nodeid)
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            self.summary.cost.capped += reason.startswith(f"Skipped: {SKIP_PREFIX}")
         if report.when == "teardown":
             for logged in self._logged.pop(report.nodeid, ()):
                 logged.karenina = logged_residue(logged.karenina)  # type: ignore[attr-defined]
@@ -168,7 +187,10 @@ class ControllerPlugin:
                 pytest.ExitCode.NO_TESTS_COLLECTED,
             )
             summary = self.summary
-            run = run_record(self.settings, selection, summary.skipped, summary.other_failures)
+            run = run_record(
+                self.settings, selection, summary.skipped, summary.other_failures,
+                summary.cost.capped,
+            )  # fmt: skip
             self.export.close(complete=finished and not stopped, run=run)
         partial = partial_reason(self.summary, exitstatus, stopped, selection)
         self.baseline.settle(self.summary, partial)

@@ -19,6 +19,7 @@ from pytest_karenina.plugin.stash import (
     QUESTIONS_DIGEST_KEY,
     SELECTION_KEY,
     SELECTION_OUTPUT,
+    UNCHANGED_ITEMS_KEY,
 )
 
 
@@ -36,6 +37,7 @@ class SelectionPlugin:
             "collected": stash[COLLECTED_KEY],
             "selected": len(question_items(session.items)),
             "digest": stash.get(QUESTIONS_DIGEST_KEY, 0),
+            "unchanged": stash.get(UNCHANGED_ITEMS_KEY, 0),
         }
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

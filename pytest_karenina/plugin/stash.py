@@ -47,6 +47,9 @@ SELECTION_KEY = pytest.StashKey["dict[str, int]"]()
 """``collected`` and ``selected`` question items and the questions' ``digest``: set by the
 process that collected (an xdist worker sends it as ``workeroutput[SELECTION_OUTPUT]``)."""
 
+UNCHANGED_ITEMS_KEY = pytest.StashKey[int]()
+"""How many items ``--karenina-changed-since`` deselected (their questions did not change)."""
+
 SELECTION_OUTPUT = "karenina_selection"
 """``workeroutput`` key: the worker's :data:`SELECTION_KEY` value."""
 

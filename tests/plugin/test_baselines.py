@@ -107,8 +107,9 @@ def test_a_regression_fails_the_run_and_a_fix_is_listed(
     pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path, workers: list[str]
 ) -> None:
     answers(openai_server, q2="Milan")
-    junit = pytester.path / "junit.xml"
-    result = run(pytester, openai_server, baseline, f"--junitxml={junit}", *workers)
+    junit, html = pytester.path / "junit.xml", pytester.path / "report.html"
+    result = run(pytester, openai_server, baseline, f"--junitxml={junit}", f"--html={html}",
+                 *workers)  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -119,6 +120,7 @@ def test_a_regression_fails_the_run_and_a_fix_is_listed(
         "  fixed: q3 [[]test-model[]]: fail -> pass",
     ])  # fmt: skip
     assert 'name="karenina.baseline_regressions" value="1"' in junit.read_text()
+    assert "; karenina baseline karenina-baseline.json: 1 regressions," in html.read_text()
     assert entries(baseline)["q3"] == "fail"  # comparing never writes
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ class BaselineDiff:
     new: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     compared: int = 0
+    kept: dict[str, int] = field(default_factory=dict)
+    """Verdict -> how many questions ``--karenina-changed-since`` left out keep it."""
 
     @property
     def passed(self) -> bool:
@@ -45,6 +48,9 @@ class BaselineDiff:
         """The terminal summary's baseline section."""
         verdict = "passed" if self.passed else "FAILED"
         lines = [f"karenina baseline {self.name}: {self.describe()}: gate {verdict}"]
+        if self.kept:
+            counts = ", ".join(f"{name} {n}" for name, n in sorted(self.kept.items()))
+            lines.append(f"  unchanged questions keep their baseline verdicts: {counts}")
         for title, found in (
             ("regression", self.regressions), ("score drop", self.score_drops),
             ("fixed", self.fixed), ("new", self.new), ("missing", self.missing),
@@ -71,9 +77,11 @@ def diff(
     current: Mapping[Key, BaselineEntry],
     tolerance: float,
     lower_is_better: Collection[str] = (),
+    kept: Mapping[Key, BaselineEntry] | None = None,
 ) -> BaselineDiff:
     """Compare ``current`` with ``baseline``; rubric traits named in ``lower_is_better``
-    regress when they rise."""
+    regress when they rise; ``kept``: entries of questions not run because they did not
+    change (neither missing nor compared)."""
     found = BaselineDiff(name, tolerance)
     for key, now in sorted(current.items()):
         before = baseline.get(key)
@@ -89,7 +97,13 @@ def diff(
         drops = _score_drops(before, now, tolerance, lower_is_better)
         if drops:
             found.score_drops.append(f"{now.label()}: {'; '.join(drops)}")
-    found.missing = [entry.label() for key, entry in sorted(baseline.items()) if key not in current]
+    kept = kept or {}
+    found.missing = [
+        entry.label()
+        for key, entry in sorted(baseline.items())
+        if key not in current and key not in kept
+    ]
+    found.kept = dict(Counter(entry.verdict for entry in kept.values()))
     return found
 
 

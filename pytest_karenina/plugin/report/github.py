@@ -97,6 +97,8 @@ def job_summary(summary: RunSummary, title: str, status: int) -> str:
     lines = [f"### pytest-karenina: {_cell(title)}", "", f"**Result: {verdict}**", ""]
     if overall is not None:
         lines += [f"Pass rate {overall.describe()}", ""]
+    cost = summary.cost.lines()
+    lines += [*(_cell(line) for line in cost), ""] if cost else []
     lines += _gates(summary) + _models(summary) + _failures(summary) + _heaviest(summary)
     return "\n".join(lines) + "\n"
 
@@ -134,13 +136,20 @@ def _failures(summary: RunSummary) -> list[str]:
 
 
 def _heaviest(summary: RunSummary) -> list[str]:
-    """The slowest questions and those that used the most tokens."""
+    """The slowest questions, and the costliest (with a price table) or those that used the
+    most tokens."""
     payloads = list(summary.payloads.values())
     lines: list[str] = []
     slowest = sorted((p for p in payloads if p.seconds), key=lambda p: -p.seconds)[:TOP]
     if slowest:
         timed = [(_label(p), f"{p.seconds:.2f}") for p in slowest]
         lines += ["**Slowest questions**", "", *_table(("question", "seconds"), timed)]
+    if any(p.cost for p in payloads):
+        priced = sorted((p for p in payloads if p.cost), key=lambda p: -sum(p.cost or ()))[:TOP]
+        costs = [(_label(p), f"${sum(p.cost or ()):.4f}", str(p.input_tokens),
+                  str(p.output_tokens)) for p in priced]  # fmt: skip
+        columns = ("question", "cost", "tokens in", "tokens out")
+        return [*lines, "**Costliest questions**", "", *_table(columns, costs)]
     used = [p for p in payloads if p.input_tokens + p.output_tokens]
     heaviest = sorted(used, key=lambda p: -(p.input_tokens + p.output_tokens))[:TOP]
     if heaviest:

@@ -277,6 +277,8 @@ class HtmlPlugin:
             f"<p><strong>karenina</strong> pass rate {summary.pass_rate:.1%} "
             f"({summary.passed}/{summary.total} items){interval}"
             + (f"; gate: {_text(gate.describe())}" if gate is not None else "")
+            + "".join(f"; {_text(line)}" for line in summary.cost.lines())
+            + (f"; {_text(summary.baseline.lines()[0])}" if summary.baseline else "")
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
             f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}</div>"

@@ -50,6 +50,7 @@ def run_record(
     selection: Mapping[str, int] | None,
     skipped: Collection[str] = (),
     other_failures: int = 0,
+    cost_capped: int = 0,
 ) -> dict[str, Any]:
     """The run's settings that its summary and gates depend on, what it selected, the node
     ids it skipped and how many failures it had outside the questions."""
@@ -67,4 +68,5 @@ def run_record(
         "selection": dict(selection) if selection is not None else None,
         "skipped": sorted(skipped),
         "other_failures": other_failures,
+        "cost_capped": cost_capped,
     }

@@ -10,6 +10,7 @@ from pytest_karenina.plugin.report.payload import tokens
 from pytest_karenina.plugin.verdict import Verdict
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.results.agent_metrics import is_agent_run
+from pytest_karenina.results.cost import PriceTable, results_cost
 from pytest_karenina.rubrics.gates import gate_summary
 
 
@@ -85,10 +86,13 @@ def agent_properties(result: VerificationResult) -> list[tuple[str, object]]:
 
 
 def user_properties(
-    verdicts: Sequence[Verdict], vote: ReplicateVote | None = None
+    verdicts: Sequence[Verdict],
+    vote: ReplicateVote | None = None,
+    prices: PriceTable | None = None,
 ) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides; under a
-    replicate policy also ``karenina.replicates`` and ``karenina.flaky``)."""
+    replicate policy also ``karenina.replicates`` and ``karenina.flaky``; with a price
+    table ``karenina.cost_usd``)."""
     if not verdicts:
         return []
     results = [verdict.result for verdict in verdicts]
@@ -114,6 +118,8 @@ def user_properties(
             ("karenina.replicates", vote.describe()),
             ("karenina.flaky", vote.fraction() if vote.flaky else ""),
         ]
+    if prices is not None:
+        found.append(("karenina.cost_usd", f"{results_cost(results, prices).total:.6f}"))
     return [(name, "" if value is None else value) for name, value in found]
 
 

@@ -26,6 +26,7 @@ from pytest_karenina.plugin.verdict import (
     worst_outcome,
 )
 from pytest_karenina.results.agent_metrics import is_agent_run
+from pytest_karenina.results.cost import PriceTable, results_cost
 from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
 
 if TYPE_CHECKING:
@@ -216,22 +217,29 @@ class ItemPayload:
     """Under a replicate policy: ``[passed, replicates]``."""
     seconds: float = 0.0
     """The pipelines' time: the sum of the results' ``execution_time``."""
+    cost: list[float] | None = None
+    """With a price table: ``[answerer, judge]`` USD."""
+    unpriced: list[str] = field(default_factory=list)
+    """Models the item used that the price table has no price for."""
 
     @classmethod
     def of_verdicts(
         cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
         replicate: int | None, facts: FieldFacts, verdicts: Sequence[Verdict],
-        include_trace: bool, vote: ReplicateVote | None = None,
+        include_trace: bool, vote: ReplicateVote | None = None, prices: PriceTable | None = None,
     ) -> ItemPayload:  # fmt: skip
         """The item's payload; ``include_trace`` keeps the raw responses in the summaries;
         ``facts``: what the question's template says about its fields; ``vote``: the
-        replicate policy's decision, which is then the item's category."""
+        replicate policy's decision, which is then the item's category; ``prices``: the
+        price table its cost is computed with."""
         summaries = [
             ResultSummary.of_verdict(verdict, facts, include_trace) for verdict in verdicts
         ]
         scores = [s.granular_score for s in summaries if s.granular_score is not None]
         gates = [s.rubric_gates for s in summaries]
         valued = sum(1 for s in summaries for check in s.rubric if check.skipped is None)
+        results = [verdict.result for verdict in verdicts]
+        cost = results_cost(results, prices) if prices is not None else None
         return cls(
             nodeid=nodeid,
             category=vote.outcome if vote else worst_outcome([s.category for s in summaries]),
@@ -248,7 +256,9 @@ class ItemPayload:
             flaky=vote.fraction() if vote is not None and vote.flaky else None,
             replicates=vote.describe() if vote is not None else None,
             replicate_passes=[vote.passed, len(vote.outcomes)] if vote is not None else None,
-            seconds=sum(verdict.result.metadata.execution_time or 0.0 for verdict in verdicts),
+            seconds=sum(result.metadata.execution_time or 0.0 for result in results),
+            cost=[cost.answerer, cost.judge] if cost is not None else None,
+            unpriced=sorted(cost.unpriced) if cost is not None else [],
         )
 
     def for_summary(self) -> ItemPayload:

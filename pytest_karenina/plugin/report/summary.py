@@ -13,7 +13,13 @@ from pytest_karenina.plugin.report.baseline_diff import BaselineDiff
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.report.tallies import AgentTally, GroundingTally, TraitStats, trait_rows
+from pytest_karenina.plugin.report.tallies import (
+    AgentTally,
+    CostTally,
+    GroundingTally,
+    TraitStats,
+    trait_rows,
+)
 from pytest_karenina.plugin.verdict import Outcome
 from pytest_karenina.results.statistics import pass_at_k
 
@@ -63,6 +69,7 @@ class RunSummary:
         default_factory=lambda: GroundingTally("rubric traits")
     )
     agents: AgentTally = field(default_factory=AgentTally)
+    cost: CostTally = field(default_factory=CostTally)
     flaky: list[str] = field(default_factory=list)
     """``question [model] passed/replicates`` of each item whose replicates disagreed."""
     pass_at: int | None = None
@@ -87,6 +94,7 @@ class RunSummary:
         if payload.nodeid in self.payloads:
             return False
         model = self._rubric.setdefault(payload.answering_model or "?", {})
+        self.cost.add(payload.cost, payload.unpriced)
         if payload.flaky:
             self.flaky.append(f"{payload.question_id} [{payload.answering_model}] {payload.flaky}")
         for summary in payload.summaries:
@@ -168,11 +176,12 @@ class RunSummary:
     def exit_status(self, status: int) -> int:
         """The run's exit status once its gates have decided: with a pass-rate gate or a
         baseline, OK when every gate passed (and nothing failed outside the questions), else
-        1; a refused baseline update is 1. Interrupted, usage-error and empty runs keep their
-        status, and so does a run without gates."""
+        1. A refused baseline update, or items the cost cap did not start, make it 1.
+        Interrupted, usage-error and empty runs keep their status, and so does a run
+        without gates."""
         if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return status
-        if self.baseline_refused:
+        if self.baseline_refused or self.cost.capped:
             return pytest.ExitCode.TESTS_FAILED
         gates = [gate.passed for gate in (self.gate, self.baseline) if gate is not None]
         if self.baseline_note is not None and not self.baseline_refused:
@@ -201,7 +210,7 @@ class RunSummary:
             ]
         if self.baseline is not None:
             found += self.baseline.suite_properties()
-        return found
+        return found + self.cost.properties()
 
     def write(self, terminal: Any) -> None:
         if not self.payloads and not self.skipped:
@@ -231,6 +240,8 @@ class RunSummary:
         )
         input_tokens, output_tokens = self.tokens()
         terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
+        for line in self.cost.lines():
+            terminal.write_line(line)
         if self.deep_judgment.judged:
             terminal.write_line(f"deep judgment: {self.deep_judgment.describe()}")
         if self.rubric_deep_judgment.judged:

@@ -113,3 +113,44 @@ class AgentTally:
             tools = ", ".join(f"{n} {c}" for n, c in self.failed_calls.most_common())
             line += f", failed tool calls in {sum(self.failed_calls.values())} ({tools})"
         return line
+
+
+@dataclass
+class CostTally:
+    """USD spent over the run (items priced by the price table), the models without a
+    price, and the items the cost cap did not start."""
+
+    answerer: float = 0.0
+    judge: float = 0.0
+    priced: int = 0
+    unpriced: set[str] = field(default_factory=set)
+    capped: int = 0
+
+    def add(self, cost: list[float] | None, unpriced: list[str]) -> None:
+        if cost is None:
+            return
+        self.priced += 1
+        self.answerer += cost[0]
+        self.judge += cost[1]
+        self.unpriced.update(unpriced)
+
+    def lines(self) -> list[str]:
+        found = []
+        if self.priced:
+            total = self.answerer + self.judge
+            line = f"cost: ${total:.4f} (answerer ${self.answerer:.4f}, judge ${self.judge:.4f})"
+            if self.unpriced:
+                line += f"; no price for {', '.join(sorted(self.unpriced))}"
+            found.append(line)
+        if self.capped:
+            found.append(f"karenina cost cap reached: {self.capped} items not started")
+        return found
+
+    def properties(self) -> list[tuple[str, str]]:
+        if not self.priced:
+            return []
+        return [
+            ("karenina.cost_usd", f"{self.answerer + self.judge:.6f}"),
+            ("karenina.cost_answerer_usd", f"{self.answerer:.6f}"),
+            ("karenina.cost_judge_usd", f"{self.judge:.6f}"),
+        ]

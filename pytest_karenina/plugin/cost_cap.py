@@ -1,0 +1,58 @@
+"""``--karenina-max-cost``: stop starting questions once the money is (about to be) spent.
+
+Before a pipeline starts, the cap admits it only while the cost spent so far plus the
+expected cost of the pipelines in flight (each at the mean cost of the pipelines that
+finished) stays below the cap. Pipelines in flight finish; queued ones are not started, and
+their items are skipped with the reason. Under xdist each worker holds an equal share of
+the cap (the workers do not see each other's spending).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from pytest_karenina.results import VerificationResult
+from pytest_karenina.results.cost import PriceTable, results_cost
+
+SKIP_PREFIX = "karenina: cost cap"
+"""How the skip reason of an item the cap did not start begins."""
+
+
+class CostCapReached(Exception):
+    """An item the cap did not start: its message is the skip reason."""
+
+
+class CostCap:
+    """The spent and in-flight cost of one process against its share of the cap."""
+
+    def __init__(self, cap: float, prices: PriceTable, workers: int = 1) -> None:
+        self.cap = cap
+        self.share = cap / max(workers, 1)
+        self.prices = prices
+        self.spent = 0.0
+        self.finished = 0
+        self.in_flight = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def admit(self) -> None:
+        """Count one more pipeline in flight, or raise :class:`CostCapReached`."""
+        with self._lock:
+            mean = self.spent / self.finished if self.finished else 0.0
+            expected = self.spent + self.in_flight * mean
+            if self.spent >= self.share or (self.finished and expected + mean > self.share):
+                self.refused += 1
+                raise CostCapReached(
+                    f"{SKIP_PREFIX} ${self.cap:g} reached (${self.spent:.4f} spent here, "
+                    f"${self.in_flight * mean:.4f} in flight): not started"
+                )
+            self.in_flight += 1
+
+    def settle(self, results: Sequence[VerificationResult]) -> None:
+        """One admitted pipeline ended with ``results`` (none when it raised)."""
+        cost = results_cost(results, self.prices).total if results else 0.0
+        with self._lock:
+            self.in_flight -= 1
+            self.spent += cost
+            self.finished += 1

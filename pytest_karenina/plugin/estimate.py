@@ -1,0 +1,160 @@
+"""``--karenina-estimate``: what a live run of the selected questions would call, use and cost.
+
+Every selected item's pipeline runs under strict replay, so nothing leaves the machine: an
+item whose calls are all recorded is *known* (its recorded usage is what a live run would
+use); an item that meets an unrecorded call is *unknown* and estimated at the mean of the
+known items. No item is reported as passed or failed: the run prints the estimate and exits
+0 (4 without a replay store; the estimate runs in one process, not under ``-n``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pytest_karenina.pipeline.retries import REPLAY_MISS
+from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.process import ProcessRole
+from pytest_karenina.plugin.report.replay_usage import store_path
+from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.stash import PREFETCHER_KEY
+from pytest_karenina.results import VerificationResult
+from pytest_karenina.results.cost import Cost, PriceTable, results_cost
+
+
+@dataclass
+class Usage:
+    """Calls, tokens and cost of some items."""
+
+    items: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Cost = dataclasses.field(default_factory=Cost)
+
+    def scaled(self, items: int) -> Usage:
+        """The mean per item of this usage, times ``items``."""
+        if not self.items:
+            return Usage()
+        share = items / self.items
+        return Usage(
+            items, round(self.calls * share), round(self.input_tokens * share),
+            round(self.output_tokens * share),
+            Cost(self.cost.answerer * share, self.cost.judge * share, self.cost.unpriced),
+        )  # fmt: skip
+
+    def plus(self, other: Usage) -> Usage:
+        return Usage(
+            self.items + other.items, self.calls + other.calls,
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.cost + other.cost,
+        )  # fmt: skip
+
+    def describe(self, priced: bool) -> str:
+        text = f"{self.calls} calls, {self.input_tokens} tokens in, {self.output_tokens} out"
+        if priced:
+            text += (f", ${self.cost.total:.4f} (answerer ${self.cost.answerer:.4f}, "
+                     f"judge ${self.cost.judge:.4f})")  # fmt: skip
+        return text
+
+
+def _recorded(results: Iterable[VerificationResult]) -> bool:
+    """Every call of these results was answered from the store."""
+    failures = [result.metadata.failure for result in results]
+    return not any(f is not None and (f.details or {}).get(REPLAY_MISS) for f in failures)
+
+
+def _tokens(results: Iterable[VerificationResult]) -> tuple[int, int]:
+    totals = [
+        (result.template.usage_metadata or {}).get("total") or {}
+        for result in results
+        if result.template is not None
+    ]
+    return (
+        sum(int(t.get("input_tokens") or 0) for t in totals),
+        sum(int(t.get("output_tokens") or 0) for t in totals),
+    )
+
+
+class EstimatePlugin:
+    """Runs the selected items' pipelines offline and prints the estimate instead of
+    running the items."""
+
+    def __init__(self, prices: PriceTable | None, store_name: str) -> None:
+        self.prices = prices
+        self.store_name = store_name
+        self.lines: list[str] = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        prefetcher = session.config.stash.get(PREFETCHER_KEY, None)
+        items = question_items(session.items)
+        if prefetcher is None:  # --collect-only and friends: nothing to estimate
+            return True
+        known, unknown = Usage(), 0
+        for item in items:
+            results = self._results(prefetcher, item)
+            if results is None or not _recorded(results):
+                unknown += 1
+                continue
+            tokens_in, tokens_out = _tokens(results)
+            cost = results_cost(results, self.prices) if self.prices else Cost()
+            known = known.plus(Usage(1, 0, tokens_in, tokens_out, cost))
+        if prefetcher.replay is not None:
+            known.calls = len(prefetcher.replay.used_keys())
+        self.lines = self._describe(len(items), known, unknown)
+        return True
+
+    @staticmethod
+    def _results(prefetcher: Any, item: QuestionItem) -> list[VerificationResult] | None:
+        try:
+            return list(prefetcher.result_of(item).results)
+        except Exception:  # an invalid stage list: nothing measured for this item
+            return None
+
+    def _describe(self, items: int, known: Usage, unknown: int) -> list[str]:
+        priced = self.prices is not None
+        lines = [
+            f"karenina estimate of a live run (from {self.store_name}; no call was sent): "
+            f"{items} items, {known.items} fully recorded, {unknown} not"
+        ]
+        if known.items:
+            lines.append(f"  recorded: {known.describe(priced)}")
+        if unknown and known.items:
+            lines.append(f"  not recorded (at the recorded mean per item): "
+                         f"~{known.scaled(unknown).describe(priced)}")  # fmt: skip
+        if unknown and not known.items:
+            lines.append("  no item is fully recorded: record some (--karenina-replay record) "
+                         "to estimate the rest")  # fmt: skip
+        elif items:
+            total = known.plus(known.scaled(unknown))
+            lines.append(f"  a live run: ~{total.describe(priced)}")
+        unpriced = known.cost.unpriced
+        if priced and unpriced:
+            lines.append(f"  no price for {', '.join(sorted(unpriced))}: not counted")
+        return lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.lines:
+            terminalreporter.write_line(line)
+
+
+def offline_estimate(config: pytest.Config, settings: Settings, role: ProcessRole) -> Settings:
+    """The settings of an estimate run (strict replay), with its plugin registered; usage
+    errors under xdist and without a replay store."""
+    if role is not ProcessRole.SOLE:
+        raise pytest.UsageError("--karenina-estimate: runs in one process; drop -n")
+    store = store_path(settings)
+    if not store.is_file():
+        raise pytest.UsageError(
+            f"--karenina-estimate: no replay store at {store} (--karenina-replay-store names it)"
+        )
+    config.pluginmanager.register(
+        EstimatePlugin(settings.ci.prices, store.name), "karenina-estimate"
+    )
+    note = "estimate: strict replay, no call leaves the machine, no item runs"
+    return dataclasses.replace(settings, replay="strict", replay_chosen=True, replay_note=note)

@@ -1,0 +1,139 @@
+"""``--karenina-changed-since REF`` against a temporary git repository, through pytest over
+real HTTP: changed and new questions run, unchanged ones are deselected and keep their
+baseline verdicts; shared settings that changed run everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
+from tests.support.openai_server import OpenAIServer
+
+FOUR = {**COUNTRIES, "q4": ("Spain", "Madrid")}
+
+
+def git(directory: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                   cwd=directory, check=True, capture_output=True, timeout=60)  # fmt: skip
+
+
+@pytest.fixture
+def repo(pytester: pytest.Pytester, openai_server: OpenAIServer) -> Path:
+    """A repository whose last commit holds the three capitals; the model answers all four
+    countries right."""
+    git(pytester.path, "init", "-q")
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    capitals_checkpoint(pytester.path)
+    git(pytester.path, "add", ".")
+    git(pytester.path, "commit", "-q", "-m", "benchmark")
+    for country, capital in FOUR.values():
+        openai_server.add_rule(f"It is {capital}.", structured=False,
+                               contains=f"capital of {country}")  # fmt: skip
+        openai_server.add_rule({"capital": capital}, structured=True, contains=f"It is {capital}.")
+    return pytester.path
+
+
+def edit(directory: Path) -> Path:
+    """Ask q2 differently and add q4."""
+    path = capitals_checkpoint(directory, FOUR)
+    document = json.loads(path.read_text())
+    text = json.dumps(document).replace("What is the capital of Italy?",
+                                        "What is the capital of Italy today?")  # fmt: skip
+    path.write_text(text)
+    return path
+
+
+def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytest.RunResult:
+    return pytester.runpytest("--karenina", str(pytester.path / "capitals.jsonld"),
+                              *endpoint_args(server), "-v", *options)  # fmt: skip
+
+
+def ran(result: pytest.RunResult) -> list[str]:
+    """The questions that passed (``-v`` lines, with or without xdist's prefix)."""
+    found = [line.split("capitals.jsonld::")[1].split(" ")[0] for line in result.stdout.lines
+             if "capitals.jsonld::" in line and "PASSED" in line]  # fmt: skip
+    return sorted(found)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_only_changed_and_new_questions_run(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path, workers: list[str]
+) -> None:
+    edit(repo)
+
+    result = run(pytester, openai_server, "--karenina-changed-since=HEAD", *workers)
+
+    assert result.ret == pytest.ExitCode.OK
+    assert ran(result) == ["q2", "q4"]
+    result.stdout.fnmatch_lines(
+        ["karenina: changed since HEAD: 2 of 4 questions run (1 changed, 1 new)"]
+    )
+    if not workers:  # xdist's controller does not count its workers' deselections
+        result.stdout.fnmatch_lines(["*2 deselected*"])
+
+
+def test_nothing_changed_runs_nothing_and_passes(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path
+) -> None:
+    result = run(pytester, openai_server, "--karenina-changed-since=HEAD")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["karenina: changed since HEAD: 0 of 3 questions run*"])
+    assert openai_server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("ini", "everything"),
+    [
+        ("karenina_answering_model = other-model\n", True),
+        ("console_output_style = classic\n", False),
+    ],
+    ids=["a model setting", "an unrelated setting"],
+)
+def test_a_changed_model_setting_runs_everything(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path, ini: str, everything: bool
+) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n" + ini)
+
+    result = run(pytester, openai_server, "--karenina-changed-since=HEAD")  # the CLI's model
+
+    assert ran(result) == (["q1", "q2", "q3"] if everything else [])
+    if everything:
+        result.stdout.fnmatch_lines(["*3 of 3 questions run (3 changed, 0 new); all of them, "
+                                     "tox.ini changed"])  # fmt: skip
+
+
+def test_unchanged_questions_keep_their_baseline_verdicts(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path
+) -> None:
+    baseline = repo / "baseline.json"
+    run(pytester, openai_server, f"--karenina-baseline={baseline}", "--karenina-baseline-update")
+    git(repo, "add", "baseline.json")
+    git(repo, "commit", "-q", "-m", "baseline")
+    edit(repo)
+    options = ["--karenina-changed-since=HEAD", f"--karenina-baseline={baseline}"]
+
+    result = run(pytester, openai_server, *options)
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "karenina baseline baseline.json: 0 regressions, 0 score drops, 0 fixed, 1 new, "
+        "0 missing (1 compared): gate passed",
+        "  unchanged questions keep their baseline verdicts: pass 2",
+    ])  # fmt: skip
+
+    updated = run(pytester, openai_server, *options, "--karenina-baseline-update")
+    assert updated.ret == pytest.ExitCode.OK
+    entries = json.loads(baseline.read_text())["entries"]
+    assert [e["question_id"] for e in entries] == ["q1", "q2", "q3", "q4"]
+
+
+def test_an_unknown_ref_is_a_usage_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path
+) -> None:
+    result = run(pytester, openai_server, "--karenina-changed-since=no-such-branch")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--karenina-changed-since: git cannot find 'no-such-branch'*"])

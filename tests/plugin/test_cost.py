@@ -1,0 +1,178 @@
+"""Cost through pytest over real HTTP, with a test server whose usage is known: the price
+table in the summary and JUnit, the cost cap stopping a run, and the offline estimate."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
+from tests.support.openai_server import OpenAIServer
+
+ANSWER_USAGE = {"prompt_tokens": 1000, "completion_tokens": 100}
+JUDGE_USAGE = {"prompt_tokens": 2000, "completion_tokens": 50}
+# At $1 / $2 per million tokens, an answer costs $0.0012 and its parse $0.0021.
+PRICES = "test-model = 1.0 2.0"
+
+
+def answers(server: OpenAIServer) -> None:
+    for country, capital in COUNTRIES.values():
+        server.add_rule(f"It is {capital}.", structured=False, contains=f"capital of {country}",
+                        usage=ANSWER_USAGE)  # fmt: skip
+        server.add_rule({"capital": capital}, structured=True, contains=f"It is {capital}.",
+                        usage=JUDGE_USAGE)  # fmt: skip
+
+
+def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytest.RunResult:
+    prices = pytester.path / "prices.txt"
+    prices.write_text(f"# USD per million tokens\n{PRICES}\n")
+    checkpoint = capitals_checkpoint(pytester.path)
+    return pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(server),
+                              f"--karenina-prices={prices}", *options)  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_the_cost_is_in_the_summary_and_junit(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+) -> None:
+    answers(openai_server)
+    junit, html = pytester.path / "junit.xml", pytester.path / "report.html"
+
+    result = run(pytester, openai_server, f"--junitxml={junit}", f"--html={html}", *workers)
+
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["cost: $0.0099 (answerer $0.0036, judge $0.0063)"])
+    assert "; cost: $0.0099 (answerer $0.0036, judge $0.0063)" in html.read_text()
+    root = ET.parse(junit).getroot()
+    cases = [{p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in root.iter("testcase")]  # fmt: skip
+    assert [case["karenina.cost_usd"] for case in cases] == ["0.003300"] * 3
+    properties = next(root.iter("testsuite")).find("properties")
+    assert properties is not None
+    suite = {p.get("name"): p.get("value") for p in properties
+             if p.get("name", "").startswith("karenina.cost")}  # fmt: skip
+    assert suite == {"karenina.cost_usd": "0.009900", "karenina.cost_answerer_usd": "0.003600",
+                     "karenina.cost_judge_usd": "0.006300"}  # fmt: skip
+
+
+def test_an_ini_price_table_and_a_model_without_a_price(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    answers(openai_server)
+    pytester.makeini("[pytest]\nkarenina_prices =\n    other-model = 5 5\n")
+    checkpoint = capitals_checkpoint(pytester.path)
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server))
+    result.stdout.fnmatch_lines(
+        ["cost: $0.0000 (answerer $0.0000, judge $0.0000); no price for openai_endpoint:test-m*"]
+    )
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_the_cost_cap_stops_starting_questions(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+) -> None:
+    answers(openai_server)
+
+    result = run(pytester, openai_server, "--karenina-max-cost=0.005",
+                 "--karenina-concurrency=1", "-rs", *workers)  # fmt: skip
+
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 1 and outcomes.get("skipped", 0) >= 1
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 3
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [f"karenina cost cap reached: {outcomes['skipped']} items not started"]
+    )
+    result.stdout.fnmatch_lines([
+        "SKIPPED *karenina: cost cap $0.005 reached ($0.0033 spent here, $0.0000 in flight): "
+        "not started",
+    ])  # fmt: skip
+    spent = 0.0033 * outcomes["passed"]
+    result.stdout.fnmatch_lines([f"cost: ${spent:.4f} *"])
+
+
+def test_the_estimate_runs_nothing_and_extrapolates_the_unrecorded(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    answers(openai_server)
+    store = pytester.path / "store.jsonl"
+    recorded = run(pytester, openai_server, "--karenina-replay=record",
+                   f"--karenina-replay-store={store}", "-k", "q1 or q2")  # fmt: skip
+    recorded.assert_outcomes(passed=2, deselected=1)
+    sent = len(openai_server.requests)
+
+    result = run(pytester, openai_server, "--karenina-estimate", f"--karenina-replay-store={store}")
+
+    assert result.ret == pytest.ExitCode.OK
+    assert len(openai_server.requests) == sent  # nothing left the machine
+    assert result.parseoutcomes().get("passed", 0) == 0
+    result.stdout.fnmatch_lines([
+        "karenina: estimate: strict replay, no call leaves the machine, no item runs",
+        "karenina estimate of a live run (from store.jsonl; no call was sent): 3 items, "
+        "2 fully recorded, 1 not",
+        "  recorded: 4 calls, 6000 tokens in, 300 out, $0.0066 (answerer $0.0024, judge $0.0042)",
+        "  not recorded (at the recorded mean per item): ~2 calls, 3000 tokens in, 150 out, "
+        "$0.0033 *",
+        "  a live run: ~6 calls, 9000 tokens in, 450 out, $0.0099 *",
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--karenina-max-cost=1"], "--karenina-max-cost: needs a price table*"),
+        (["--karenina-estimate", "--karenina-replay-store=none.jsonl"],
+         "--karenina-estimate: no replay store at *none.jsonl*"),
+        (["--karenina-estimate", "-n", "2"], "--karenina-estimate: runs in one process; drop -n"),
+    ],
+)  # fmt: skip
+def test_cost_usage_errors(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, options: list[str], message: str
+) -> None:
+    checkpoint = capitals_checkpoint(pytester.path)
+    (pytester.path / "capitals.replay.jsonl").write_text("")
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server),
+                                *options)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+def test_a_bad_price_table_names_the_file_and_line(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    bad = pytester.path / "bad.txt"
+    bad.write_text("test-model = 1.0 2.0\ngpt-4o = cheap\n")
+    checkpoint = capitals_checkpoint(pytester.path)
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server),
+                                f"--karenina-prices={bad}")  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--karenina-prices: {bad}, line 2: expected MODEL = INPUT *"])
+
+    table = pytester.path / "prices.json"
+    table.write_text(json.dumps({"test-model": {"input": 1, "output": -2}}))
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server),
+                                f"--karenina-prices={table}")  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{table}: test-model: expected an input and an output price*"])
+
+
+def test_a_json_price_table(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
+    answers(openai_server)
+    table = pytester.path / "prices.json"
+    table.write_text(json.dumps({"openai:test-model": [1.0, 2.0]}))
+    checkpoint = capitals_checkpoint(pytester.path)
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server),
+                                f"--karenina-prices={table}")  # fmt: skip
+    result.stdout.fnmatch_lines(["cost: $0.0099 (answerer $0.0036, judge $0.0063)"])
+
+
+def test_prices_path(tmp_path: Path) -> None:
+    from pytest_karenina.results.cost import PriceTable
+
+    table = PriceTable.from_lines(["m = 1 / 2", "openai:gpt = 3 4"], "ini")
+    assert table.lookup("langchain:m (openai:m) +[search]") == table.prices["m"]
+    assert table.lookup("langchain:gpt") == table.prices["openai:gpt"]
+    assert table.lookup("langchain:other") is None and table.lookup(None) is None

@@ -1,0 +1,45 @@
+"""The price table and the cost of an item's results."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_karenina.results.cost import Cost, PriceError, PriceTable, results_cost
+from tests.results.builders import result
+
+TABLE = PriceTable.from_lines(["gpt-4o = 2 8", "judge = 1/1"], "test")
+
+
+def usage(answer_model: str = "langchain:gpt-4o", judge_model: str = "langchain:judge") -> dict:
+    return {
+        "answer_generation": {"input_tokens": 1_000_000, "output_tokens": 500_000,
+                              "model": answer_model},
+        "parsing": {"input_tokens": 2_000_000, "output_tokens": 0, "model": judge_model},
+        "total": {"input_tokens": 3_000_000, "output_tokens": 500_000},
+    }  # fmt: skip
+
+
+def test_one_answer_shared_by_two_judges_is_paid_once() -> None:
+    both = [result(usage_metadata=usage()), result(usage_metadata=usage())]
+    assert results_cost(both, TABLE) == Cost(answerer=6.0, judge=4.0)
+
+
+def test_each_replicate_pays_its_answer() -> None:
+    replicates = [result(meta={"replicate": r}, usage_metadata=usage()) for r in (1, 2)]
+    assert results_cost(replicates, TABLE) == Cost(answerer=12.0, judge=4.0)
+
+
+def test_models_without_a_price_are_named_not_counted() -> None:
+    cost = results_cost([result(usage_metadata=usage(judge_model="langchain:other"))], TABLE)
+    assert cost == Cost(answerer=6.0, judge=0.0, unpriced=frozenset({"langchain:other"}))
+    assert results_cost([result()], TABLE) == Cost()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("gpt-4o", "expected MODEL = INPUT OUTPUT"), ("gpt-4o = 1", "expected MODEL"),
+     ("gpt-4o = -1 2", "not negative")],
+)  # fmt: skip
+def test_a_bad_line_names_source_and_line(line: str, message: str) -> None:
+    with pytest.raises(PriceError, match=f"ini, line 2: .*{message}"):
+        PriceTable.from_lines(["# comment", line], "ini")
