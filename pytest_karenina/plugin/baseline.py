@@ -164,6 +164,11 @@ def _entry(path: Path, index: int, raw: Any) -> BaselineEntry:
         if not isinstance(raw.get(name), str):
             raise BaselineError(f"{where}: field {name!r} must be a string")
     score, rubric = raw.get("score"), raw.get("rubric") or {}
+    for name in ("passed", "items"):
+        if not isinstance(raw.get(name, 0), int) or isinstance(raw.get(name), bool):
+            raise BaselineError(
+                f"{where} ({raw['question_id']}): field {name!r} must be an integer"
+            )
     if score is not None and not isinstance(score, int | float):
         raise BaselineError(f"{where} ({raw['question_id']}): field 'score' must be a number")
     if not isinstance(rubric, dict) or not all(

@@ -117,7 +117,14 @@ class BaselineGate:
                 partial = f"{lacking} unchanged questions have no baseline entry to keep"
             update_baseline(summary, path, {**kept, **current}, partial)
             return
-        summary.baseline = diff(
+        found = diff(
             path.name, self.entries, current, self.settings.score_tolerance,
             summary.lower_is_better, kept,
         )  # fmt: skip
+        # An item whose xdist worker died names no question: it may hide a regression.
+        found.regressions += [
+            f"{payload.nodeid}: its worker crashed (question unknown)"
+            for payload in summary.payloads.values()
+            if payload.question_id is None
+        ]
+        summary.baseline = found

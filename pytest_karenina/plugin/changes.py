@@ -83,7 +83,8 @@ def git_show(ref: str, path: Path) -> str | None:
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitError(f"git could not run in {directory}: {exc}") from None
-    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+    # Not UTF-8 there: the checkpoint or ini file does not parse, and compares as changed.
+    return shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else None
 
 
 def fingerprint(question: Question) -> str:
@@ -93,7 +94,7 @@ def fingerprint(question: Question) -> str:
         "template_code": question.template_code,
         "rubric": question.rubric.model_dump(mode="json") if question.rubric else None,
         "few_shot_examples": question.few_shot_examples,
-        "workspace_path": question.workspace_path,
+        "workspace_path": question.workspace_path, "finished": question.finished,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -110,8 +111,9 @@ def ini_answer_settings(text: str | None, name: str) -> dict[str, Any]:
         return {}
     try:
         if name == "pyproject.toml":
-            section = tomllib.loads(text).get("tool", {}).get("pytest", {})
-            values = dict(section.get("ini_options") or {})
+            section = dict(tomllib.loads(text).get("tool", {}).get("pytest", {}))
+            # [tool.pytest.ini_options], or pytest 9's native [tool.pytest] table
+            values = {**section, **dict(section.pop("ini_options", None) or {})}
         else:
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_string(text)
@@ -125,10 +127,15 @@ def ini_answer_settings(text: str | None, name: str) -> dict[str, Any]:
 
 
 def changes_since(
-    ref: str, benchmarks: Iterable[tuple[Path, Benchmark]], shared: Iterable[Path]
+    ref: str,
+    benchmarks: Iterable[tuple[Path, Benchmark]],
+    shared: Iterable[Path],
+    include_unfinished: bool = False,
 ) -> ChangeSet:
     """Compare each checkpoint (with its loaded benchmark) with its version at ``ref``;
-    ``shared``: files whose change makes every question changed (preset, ini file)."""
+    ``shared``: files whose change makes every question changed (preset, ini file).
+    Questions marked ``finished: false`` take part only with ``include_unfinished`` (the
+    run skips them otherwise)."""
     everything = None
     for path in shared:
         before = git_show(ref, path)
@@ -152,6 +159,8 @@ def changes_since(
             everything = f"the global rubrics of {path.name} changed"
         prints = {q.id: fingerprint(q) for q in old.questions} if old is not None else {}
         for question in benchmark.questions:
+            if not (question.finished or include_unfinished):
+                continue
             known = prints.get(question.id)
             target = (
                 new if known is None else changed if known != fingerprint(question) else unchanged
@@ -192,7 +201,9 @@ class ChangedSincePlugin:
             session.exitstatus = pytest.ExitCode.OK
 
 
-def change_set(ref: str, checkpoints: Iterable[Path], shared: Iterable[Path]) -> ChangeSet:
+def change_set(
+    ref: str, checkpoints: Iterable[Path], shared: Iterable[Path], include_unfinished: bool
+) -> ChangeSet:
     """:func:`changes_since` for checkpoint files (one that cannot be read is left to its
     collection error); a usage error when git cannot answer."""
     loaded = []
@@ -202,6 +213,6 @@ def change_set(ref: str, checkpoints: Iterable[Path], shared: Iterable[Path]) ->
         except CheckpointError:
             continue
     try:
-        return changes_since(ref, loaded, shared)
+        return changes_since(ref, loaded, shared, include_unfinished)
     except GitError as exc:
         raise pytest.UsageError(f"--karenina-changed-since: {exc}") from None

@@ -38,7 +38,8 @@ CI_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max-cost",
-        "Stop starting questions once the spent and in-flight cost reaches USD",
+        "Stop starting questions once the spent and in-flight cost reaches USD (one at a "
+        "time until a first cost is known)",
         metavar="USD",
     ),
     Option(

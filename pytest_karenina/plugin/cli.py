@@ -22,7 +22,6 @@ from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
 from pytest_karenina.plugin.merge import Merged, MergeError, merge_shards, write_merged
 from pytest_karenina.plugin.report.github import github_output
-from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.report.summary import RunSummary
 
 
@@ -163,8 +162,7 @@ def summarize(merged: Merged) -> tuple[RunSummary, int]:
         compare_to=merged.run.get("compare_to"),
     )
     failed = False
-    for record in merged.items:
-        payload = ItemPayload.from_json(record)
+    for record, payload in zip(merged.items, merged.payloads, strict=True):
         if record.get("reason") and payload.nodeid not in summary.payloads:
             summary.reasons[payload.nodeid] = str(record["reason"])
         summary.add(payload)

@@ -24,7 +24,13 @@ class CostCapReached(Exception):
 
 
 class CostCap:
-    """The spent and in-flight cost of one process against its share of the cap."""
+    """The spent and in-flight cost of one process against its share of the cap.
+
+    Until a first pipeline has finished with results, its cost is unknown: pipelines are
+    admitted one at a time until then (the others wait), so the first wave cannot run past
+    the cap. A pipeline that ended without results costs nothing and does not count in the
+    mean.
+    """
 
     def __init__(self, cap: float, prices: PriceTable, workers: int = 1) -> None:
         self.cap = cap
@@ -32,16 +38,21 @@ class CostCap:
         self.prices = prices
         self.spent = 0.0
         self.finished = 0
+        """Pipelines that ended with results (the mean's denominator)."""
         self.in_flight = 0
         self.refused = 0
-        self._lock = threading.Lock()
+        self.closed = False
+        self._turn = threading.Condition()
 
     def admit(self) -> None:
-        """Count one more pipeline in flight, or raise :class:`CostCapReached`."""
-        with self._lock:
+        """Count one more pipeline in flight (waiting while the first one's cost is
+        unknown), or raise :class:`CostCapReached`."""
+        with self._turn:
+            while not self.finished and self.in_flight and not self.closed:
+                self._turn.wait(0.5)
             mean = self.spent / self.finished if self.finished else 0.0
             expected = self.spent + self.in_flight * mean
-            if self.spent >= self.share or (self.finished and expected + mean > self.share):
+            if self.closed or self.spent >= self.share or expected + mean > self.share:
                 self.refused += 1
                 raise CostCapReached(
                     f"{SKIP_PREFIX} ${self.cap:g} reached (${self.spent:.4f} spent here, "
@@ -51,8 +62,19 @@ class CostCap:
 
     def settle(self, results: Sequence[VerificationResult]) -> None:
         """One admitted pipeline ended with ``results`` (none when it raised)."""
-        cost = results_cost(results, self.prices).total if results else 0.0
-        with self._lock:
+        try:
+            cost = results_cost(results, self.prices).total if results else None
+        except Exception:  # usage a custom stage mangled: unknown, not a stuck thread
+            cost = None
+        with self._turn:
             self.in_flight -= 1
-            self.spent += cost
-            self.finished += 1
+            if cost is not None:
+                self.spent += cost
+                self.finished += 1
+            self._turn.notify_all()
+
+    def close(self) -> None:
+        """The run is stopping: waiting pipelines give up."""
+        with self._turn:
+            self.closed = True
+            self._turn.notify_all()

@@ -4,7 +4,8 @@ Every selected item's pipeline runs under strict replay, so nothing leaves the m
 item whose calls are all recorded is *known* (its recorded usage is what a live run would
 use); an item that meets an unrecorded call is *unknown* and estimated at the mean of the
 known items. No item is reported as passed or failed: the run prints the estimate and exits
-0 (4 without a replay store; the estimate runs in one process, not under ``-n``).
+0 (4 without a replay store; the estimate runs in one process, not under ``-n``). It writes
+nothing: no export, baseline, store pruning or GitHub output, and the cost cap is off.
 """
 
 from __future__ import annotations
@@ -157,4 +158,12 @@ def offline_estimate(config: pytest.Config, settings: Settings, role: ProcessRol
         EstimatePlugin(settings.ci.prices, store.name), "karenina-estimate"
     )
     note = "estimate: strict replay, no call leaves the machine, no item runs"
-    return dataclasses.replace(settings, replay="strict", replay_chosen=True, replay_note=note)
+    # Nothing is reported, so nothing the run would write may change: no export, baseline,
+    # store pruning or GitHub output; no cap either (every item must run to be counted).
+    ci = dataclasses.replace(
+        settings.ci, max_cost=None, baseline=None, baseline_update=False, github=False
+    )
+    return dataclasses.replace(
+        settings, replay="strict", replay_chosen=True, replay_note=note, replay_prune=False,
+        results=None, ci=ci,
+    )  # fmt: skip

@@ -5,6 +5,7 @@ Imports only pytest and the standard library: every pytest run of the environmen
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,8 @@ def option_number(option: Option, value: Any, kind: type[int] | type[float], low
         number = kind(value)
     except (TypeError, ValueError):
         raise pytest.UsageError(f"{option.flag}: expected a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise pytest.UsageError(f"{option.flag}: expected a finite number, got {value!r}")
     if number < low:
         raise pytest.UsageError(f"{option.flag}: must be >= {low:g}, got {value!r}")
     return number

@@ -169,22 +169,24 @@ class Prefetcher:
             if not future.set_running_or_notify_cancel():
                 continue
             self.counts.start()
-            results: list[VerificationResult] = []
             try:
                 if self.cost_cap is not None:
                     self.cost_cap.admit()
+            except CostCapReached as exc:
+                self.counts.finish()
+                future.set_exception(exc)
+                continue
+            results: list[VerificationResult] = []
+            try:
                 found = run()
                 results = found.results
                 future.set_result(found)
-            except CostCapReached as exc:
-                future.set_exception(exc)
-                continue
             except BaseException as exc:  # handed to the waiting item
                 future.set_exception(exc)
             finally:
                 self.counts.finish()
-            if self.cost_cap is not None:
-                self.cost_cap.settle(results)
+                if self.cost_cap is not None:
+                    self.cost_cap.settle(results)
 
     # --- results ----------------------------------------------------------------------------
     def result_of(self, item: QuestionItem) -> ItemRun:
@@ -204,6 +206,8 @@ class Prefetcher:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        if self.cost_cap is not None:
+            self.cost_cap.close()
         for future in self._futures.values():
             future.cancel()
         for _ in self._threads:

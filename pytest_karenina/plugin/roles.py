@@ -78,7 +78,9 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     changes = None
     if settings.ci.changed_since is not None:
         shared = [path for path in (settings.preset, config.inipath) if path is not None]
-        changes = change_set(settings.ci.changed_since, settings.checkpoints, shared)
+        changes = change_set(
+            settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished
+        )
         config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)

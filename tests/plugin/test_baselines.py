@@ -214,3 +214,14 @@ def test_update_needs_a_baseline_path(pytester: pytest.Pytester) -> None:
                                 "openai:gpt-4.1-mini", "--karenina-baseline-update")  # fmt: skip
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--karenina-baseline-update: name the file with*"])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_tolerance_must_be_a_finite_number(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path, value: str
+) -> None:
+    result = run(pytester, openai_server, baseline, f"--karenina-score-tolerance={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*--karenina-score-tolerance: expected a finite number, got '{value}'"]
+    )

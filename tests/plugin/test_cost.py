@@ -76,10 +76,11 @@ def test_the_cost_cap_stops_starting_questions(
 ) -> None:
     answers(openai_server)
 
-    result = run(pytester, openai_server, "--karenina-max-cost=0.005",
-                 "--karenina-concurrency=1", "-rs", *workers)  # fmt: skip
+    result = run(pytester, openai_server, "--karenina-max-cost=0.005", "-rs", *workers)
 
     outcomes = result.parseoutcomes()
+    if not workers:  # one at a time until the first cost is known: $0.0033, then 2 x that > cap
+        assert (outcomes.get("passed"), outcomes.get("skipped")) == (1, 2)
     assert outcomes.get("passed", 0) >= 1 and outcomes.get("skipped", 0) >= 1
     assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 3
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -103,11 +104,18 @@ def test_the_estimate_runs_nothing_and_extrapolates_the_unrecorded(
                    f"--karenina-replay-store={store}", "-k", "q1 or q2")  # fmt: skip
     recorded.assert_outcomes(passed=2, deselected=1)
     sent = len(openai_server.requests)
+    kept = store.read_text()
+    export = pytester.path / "results.json"
+    earlier = json.dumps({"format_version": "2.2", "metadata": {}, "results": [{"a": 1}]})
+    export.write_text(earlier)
 
-    result = run(pytester, openai_server, "--karenina-estimate", f"--karenina-replay-store={store}")
+    result = run(pytester, openai_server, "--karenina-estimate", f"--karenina-replay-store={store}",
+                 "--karenina-max-cost=0.001", "--karenina-replay-prune",
+                 f"--karenina-results={export}")  # fmt: skip
 
     assert result.ret == pytest.ExitCode.OK
     assert len(openai_server.requests) == sent  # nothing left the machine
+    assert (store.read_text(), export.read_text()) == (kept, earlier)
     assert result.parseoutcomes().get("passed", 0) == 0
     result.stdout.fnmatch_lines([
         "karenina: estimate: strict replay, no call leaves the machine, no item runs",

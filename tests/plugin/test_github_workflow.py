@@ -27,13 +27,13 @@ def workflow() -> dict[str, Any]:
 
 def commands(kind: str) -> list[list[str]]:
     """The command lines of every ``run`` step that start with ``kind``, as argv lists
-    (``${{ ... }}`` expressions and shell variables replaced by a placeholder)."""
+    (``${{ ... }}`` expressions and shell variables replaced by ``1``)."""
     found = []
     for job in workflow()["jobs"].values():
         for step in job["steps"]:
             script = EXPRESSION.sub("1", step.get("run", "")).replace("\\\n", " ")
             for line in script.splitlines():
-                argv = shlex.split(re.sub(r"\$[A-Za-z_]+", "x", line))
+                argv = shlex.split(re.sub(r"\$[A-Za-z_]+", "1", line))
                 if argv[:1] == [kind]:
                     found.append(argv)
     return found

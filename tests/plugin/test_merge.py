@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -198,3 +199,41 @@ def test_merge_gates_on_a_baseline_and_updates_it(
     code, out, _ = merge(capsys, "m.json", *parts, "--baseline", baseline)
     assert code == pytest.ExitCode.TESTS_FAILED
     assert "  regression: q6 [test-model]: pass -> fail" in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["pytest_karenina"]["items"][0].update(category="weird"),
+         "pytest_karenina.items[[]0[]] (capitals.jsonld::q*): not an item record (*weird*"),
+        (lambda d: d["pytest_karenina"]["items"][0].update(rubric={"x": 1}),
+         "pytest_karenina.items[[]0[]] (*): not an item record (*"),
+        (lambda d: d["pytest_karenina"]["items"][0].pop("nodeid"),
+         "pytest_karenina.items[[]0[]]: expected an item record with a \"nodeid\""),
+        (lambda d: d["pytest_karenina"]["run"].update(shard="2/2"),
+         "pytest_karenina.run.shard must be [[]I, N[]] with 1 <= I <= N"),
+        (lambda d: d.update(metadata=None), None),
+    ],
+    ids=["category", "rubric", "nodeid", "shard", "metadata"],
+)  # fmt: skip
+def test_a_damaged_export_is_refused_naming_the_file_and_item(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str],
+    edit: Any, message: str | None,
+) -> None:  # fmt: skip
+    answers(openai_server)
+    shard_run(pytester, openai_server, "s1.json", "--karenina-shard=1/1")
+    export = pytester.path / "s1.json"
+    document = json.loads(export.read_text())
+    edit(document)
+    export.write_text(json.dumps(document))
+    capsys.readouterr()
+
+    code, _, err = merge(capsys, "m.json", export)
+
+    if message is None:  # a header without metadata still merges
+        assert code == pytest.ExitCode.TESTS_FAILED and err == ""
+        return
+    assert code == pytest.ExitCode.USAGE_ERROR
+    pytest.LineMatcher(err.splitlines()).fnmatch_lines(
+        [f"pytest-karenina merge: {export}: {message}"]
+    )

@@ -72,6 +72,9 @@ def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
         ('{"format": "pytest-karenina-baseline", "version": 1, "entries": [{"question_id": "q1",'
          ' "answering_model": "m", "verdict": "pass", "score": "high"}]}',
          r"entries\[0\] \(q1\): field 'score' must be a number"),
+        ('{"format": "pytest-karenina-baseline", "version": 1, "entries": [{"question_id": "q1",'
+         ' "answering_model": "m", "verdict": "pass", "passed": "x"}]}',
+         r"entries\[0\] \(q1\): field 'passed' must be an integer"),
     ],
 )  # fmt: skip
 def test_a_bad_file_names_itself_and_the_entry(tmp_path: Path, content: str, message: str) -> None:
@@ -110,3 +113,20 @@ def test_lines_list_a_few_and_count_the_rest() -> None:
     assert lines[0].startswith("karenina baseline b.json: 13 regressions")
     assert lines[-1] == "  ... and 3 more regression questions"
     assert len(lines) == 1 + LISTED + 1
+
+
+def test_a_crashed_worker_item_fails_the_baseline_gate(tmp_path: Path) -> None:
+    from pytest_karenina.plugin.baseline_gate import BaselineGate
+    from pytest_karenina.plugin.ci_settings import CiSettings
+    from pytest_karenina.plugin.report.summary import RunSummary
+
+    path = tmp_path / "baseline.json"
+    write_baseline(path, {e.key: e for e in (entry("q1", "pass"), entry("q2", "pass"))})
+    summary = RunSummary()
+    summary.add(item("q1", Outcome.PASS))
+    summary.add(ItemPayload.worker_crashed("b.jsonld::q2"))
+
+    BaselineGate(CiSettings(baseline=path)).settle(summary, None)
+
+    assert summary.baseline is not None and not summary.baseline.passed
+    assert summary.baseline.regressions == ["b.jsonld::q2: its worker crashed (question unknown)"]

@@ -1,6 +1,9 @@
-"""The cost cap's admission: spent plus in flight at the finished pipelines' mean cost."""
+"""The cost cap's admission: spent plus in flight at the finished pipelines' mean cost, one
+pipeline at a time until a first cost is known."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -16,19 +19,48 @@ def costing(dollars: int) -> list:
     return [result(usage_metadata=usage)]
 
 
-def test_pipelines_start_until_spent_and_in_flight_reach_the_cap() -> None:
+def admit_in_thread(cap: CostCap) -> tuple[threading.Thread, list[object]]:
+    outcome: list[object] = []
+
+    def admit() -> None:
+        try:
+            cap.admit()
+            outcome.append("admitted")
+        except CostCapReached as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=admit, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_the_second_pipeline_waits_for_the_first_cost() -> None:
     cap = CostCap(10.0, PRICES)
     cap.admit()
-    cap.admit()  # nothing finished yet: the cost of a pipeline is unknown
-    cap.settle(costing(3))  # spent 3, mean 3, one in flight (expected 6)
-    cap.admit()  # 6 + 3 = 9 <= 10
-    with pytest.raises(CostCapReached, match=f"^{SKIP_PREFIX} \\$10 reached"):
-        cap.admit()  # 3 + 2 in flight * 3 + 3 = 12 > 10
+    thread, outcome = admit_in_thread(cap)
+    thread.join(0.2)
+    assert thread.is_alive() and outcome == []  # no cost known yet: it waits
     cap.settle(costing(3))
-    cap.settle(costing(3))  # spent 9, nothing in flight
+    thread.join(10)
+    assert outcome == ["admitted"]  # 3 spent + 3 expected <= 10
+    cap.admit()  # 3 + 1 in flight x 3 + 3 = 9 <= 10
+    with pytest.raises(CostCapReached, match=f"^{SKIP_PREFIX} \\$10 reached"):
+        cap.admit()  # 3 + 2 x 3 + 3 = 12 > 10
+    cap.settle(costing(3))
+    cap.settle([])  # a pipeline that raised: no cost, not in the mean
+    assert (cap.spent, cap.finished, cap.in_flight) == (6.0, 2, 0)
+    cap.admit()  # 6 + 0 + 3 = 9 <= 10
     with pytest.raises(CostCapReached):
-        cap.admit()  # 9 + 3 > 10
-    assert (cap.spent, cap.refused) == (9.0, 2)
+        cap.admit()  # 6 + 3 + 3 = 12 > 10
+
+
+def test_closing_releases_a_waiting_pipeline() -> None:
+    cap = CostCap(10.0, PRICES)
+    cap.admit()
+    thread, outcome = admit_in_thread(cap)
+    cap.close()
+    thread.join(10)
+    assert len(outcome) == 1 and isinstance(outcome[0], CostCapReached)
 
 
 def test_workers_share_the_cap() -> None:

@@ -219,7 +219,7 @@ class ItemPayload:
     """The pipelines' time: the sum of the results' ``execution_time``."""
     cost: list[float] | None = None
     """With a price table: ``[answerer, judge]`` USD."""
-    unpriced: list[str] = field(default_factory=list)
+    unpriced: tuple[str, ...] = ()
     """Models the item used that the price table has no price for."""
 
     @classmethod
@@ -258,7 +258,7 @@ class ItemPayload:
             replicate_passes=[vote.passed, len(vote.outcomes)] if vote is not None else None,
             seconds=sum(result.metadata.execution_time or 0.0 for result in results),
             cost=[cost.answerer, cost.judge] if cost is not None else None,
-            unpriced=sorted(cost.unpriced) if cost is not None else [],
+            unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
         )
 
     def for_summary(self) -> ItemPayload:
@@ -278,17 +278,19 @@ class ItemPayload:
             "category": self.category.value,
             "rubric": dataclasses.asdict(self.rubric),
             "summaries": [summary.to_json() for summary in self.summaries],
+            "unpriced": list(self.unpriced),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ItemPayload:
         simple = {f.name for f in dataclasses.fields(cls)} - {
-            "nodeid", "category", "rubric", "summaries",
+            "nodeid", "category", "rubric", "summaries", "unpriced",
         }  # fmt: skip
         return cls(
             nodeid=str(data.get("nodeid") or ""),
             category=Outcome(data.get("category") or Outcome.NO_VERDICT),
             rubric=RubricTally(**(data.get("rubric") or {})),
             summaries=[ResultSummary.from_json(s) for s in data.get("summaries") or ()],
+            unpriced=tuple(str(name) for name in data.get("unpriced") or ()),
             **{name: data[name] for name in simple if data.get(name) is not None},
         )

@@ -106,7 +106,9 @@ class RunSummary:
                     continue
                 for name, row in trait_rows(check):
                     model.setdefault(name, TraitStats(check.kind)).add(row)
-        self.rubric_scores[payload.nodeid] = rubric_scores(payload)
+        scores = rubric_scores(payload)
+        if scores:  # most runs have no rubric: keep nothing per item for them
+            self.rubric_scores[payload.nodeid] = scores
         self.lower_is_better |= lower_is_better(payload)
         self.payloads[payload.nodeid] = payload.for_summary()
         return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +127,7 @@ class CostTally:
     unpriced: set[str] = field(default_factory=set)
     capped: int = 0
 
-    def add(self, cost: list[float] | None, unpriced: list[str]) -> None:
+    def add(self, cost: list[float] | None, unpriced: Iterable[str]) -> None:
         if cost is None:
             return
         self.priced += 1
