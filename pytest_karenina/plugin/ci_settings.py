@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.ci_options import CI_OPTIONS
-from pytest_karenina.plugin.option_spec import option_number, option_value, parse_bool
+from pytest_karenina.plugin.option_spec import option_flag, option_number, option_value
 from pytest_karenina.results.cost import PriceError, PriceTable
 
 DEFAULT_ANNOTATIONS = 10
@@ -44,10 +44,7 @@ def resolve_ci_settings(config: pytest.Config) -> CiSettings:
     raw: dict[str, Any] = {name: option_value(config, opt) for name, opt in by_name.items()}
 
     def flag(name: str) -> bool | None:
-        value = raw[name]
-        if value is None or isinstance(value, bool):
-            return value
-        return parse_bool(by_name[name].flag, str(value))
+        return option_flag(by_name[name], raw[name])
 
     def number(name: str, kind: type[int] | type[float], default: float) -> Any:
         value = raw[name]

@@ -75,3 +75,10 @@ def option_number(option: Option, value: Any, kind: type[int] | type[float], low
     if number < low:
         raise pytest.UsageError(f"{option.flag}: must be >= {low:g}, got {value!r}")
     return number
+
+
+def option_flag(option: Option, value: Any) -> bool | None:
+    """A yes/no option's value (None when not given); a usage error for other words."""
+    if value is None or isinstance(value, bool):
+        return value
+    return parse_bool(option.flag, str(value))

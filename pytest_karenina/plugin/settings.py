@@ -26,7 +26,7 @@ from pytest_karenina.config.choices import (
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
 from pytest_karenina.plugin.ci_settings import CiSettings, resolve_ci_settings
-from pytest_karenina.plugin.option_spec import option_number, option_value, parse_bool
+from pytest_karenina.plugin.option_spec import option_flag, option_number, option_value
 from pytest_karenina.plugin.options import CORE_OPTIONS, HtmlTrace
 from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.plugin.results_path import check_results_path
@@ -145,10 +145,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
             )
 
     def flag(name: str) -> bool | None:
-        value = raw[name]
-        if value is None or isinstance(value, bool):
-            return value
-        return parse_bool(by_name[name].flag, str(value))
+        return option_flag(by_name[name], raw[name])
 
     def number(name: str, kind: type[int] | type[float], low: float) -> Any:
         value = raw[name]
