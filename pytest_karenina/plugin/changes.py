@@ -29,8 +29,8 @@ from pytest_karenina.checkpoint import (
     load_checkpoint,
     parse_checkpoint,
 )
-from pytest_karenina.plugin.collect import QuestionItem
-from pytest_karenina.plugin.stash import SELECTION_KEY, UNCHANGED_ITEMS_KEY
+from pytest_karenina.plugin.selection import deselect
+from pytest_karenina.plugin.stash import UNCHANGED_ITEMS_KEY
 
 ANSWER_SETTINGS = (
     "config", "answering_model", "parsing_model", "interface", "endpoint", "mode",
@@ -182,23 +182,11 @@ class ChangedSincePlugin:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         unchanged = self.changes.unchanged
-        dropped = [i for i in items if isinstance(i, QuestionItem) and i.question.id in unchanged]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            kept = set(map(id, dropped))
-            items[:] = [item for item in items if id(item) not in kept]
-        config.stash[UNCHANGED_ITEMS_KEY] = len(dropped)
+        dropped = deselect(config, items, lambda item: item.question.id in unchanged)
+        config.stash[UNCHANGED_ITEMS_KEY] = dropped
 
     def pytest_report_header(self) -> list[str]:
         return [self.changes.header()]
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Nothing changed, nothing to run: exit 0, not pytest's "no tests collected" (5)."""
-        selection = session.config.stash.get(SELECTION_KEY, None) or {}
-        nothing = selection.get("unchanged", 0) > 0 and selection.get("selected", 0) == 0
-        if nothing and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-            session.exitstatus = pytest.ExitCode.OK
 
 
 def change_set(

@@ -20,6 +20,7 @@ import pytest
 from pytest_karenina.pipeline.retries import REPLAY_MISS
 from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.process import ProcessRole
+from pytest_karenina.plugin.report.payload import tokens
 from pytest_karenina.plugin.report.replay_usage import store_path
 from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import PREFETCHER_KEY
@@ -69,18 +70,6 @@ def _recorded(results: Iterable[VerificationResult]) -> bool:
     return not any(f is not None and (f.details or {}).get(REPLAY_MISS) for f in failures)
 
 
-def _tokens(results: Iterable[VerificationResult]) -> tuple[int, int]:
-    totals = [
-        (result.template.usage_metadata or {}).get("total") or {}
-        for result in results
-        if result.template is not None
-    ]
-    return (
-        sum(int(t.get("input_tokens") or 0) for t in totals),
-        sum(int(t.get("output_tokens") or 0) for t in totals),
-    )
-
-
 class EstimatePlugin:
     """Runs the selected items' pipelines offline and prints the estimate instead of
     running the items."""
@@ -102,7 +91,8 @@ class EstimatePlugin:
             if results is None or not _recorded(results):
                 unknown += 1
                 continue
-            tokens_in, tokens_out = _tokens(results)
+            counted = [tokens(result) for result in results]
+            tokens_in, tokens_out = sum(t[0] for t in counted), sum(t[1] for t in counted)
             cost = results_cost(results, self.prices) if self.prices else Cost()
             known = known.plus(Usage(1, 0, tokens_in, tokens_out, cost))
         if prefetcher.replay is not None:

@@ -10,7 +10,6 @@ summarised, but :attr:`Merged.incomplete` says why.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -19,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.results.export import RUN_KEY, export_header, is_successful, write_export
+from pytest_karenina.results.fast_json import dumps, loads
 
 GATE_SETTINGS = ("replicate_policy", "compare_to", "min_pass_rate", "gate_on", "score_tolerance")
 """Run settings the merged summary and gates depend on: every input must agree on them."""
@@ -69,7 +67,7 @@ class Merged:
 def read_shard(path: Path) -> ShardExport:
     """Read and check one export; a :class:`MergeError` names the file and the part."""
     try:
-        data = _loads(path.read_bytes())
+        data = loads(path.read_bytes())
     except FileNotFoundError:
         raise MergeError(f"{path}: no such file") from None
     except (OSError, ValueError) as exc:
@@ -103,22 +101,6 @@ def _payload(path: Path, index: int, item: Any) -> ItemPayload:
         return ItemPayload.from_json(item)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise MergeError(f"{where} ({item['nodeid']}): not an item record ({exc})") from None
-
-
-def _loads(raw: bytes) -> Any:
-    """orjson, about four times faster; the standard library where orjson refuses the text
-    (a lone surrogate escape, which json reads)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw.decode("utf-8"))
-
-
-def _dumps(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except TypeError:  # orjson refuses lone surrogates: escape them as json does
-        return json.dumps(value, ensure_ascii=True)
 
 
 def merge_shards(paths: Sequence[Path]) -> Merged:
@@ -243,8 +225,8 @@ def write_merged(merged: Merged, out: Path) -> None:
     )
     found = [shard.data.get("scenario_results") for shard in merged.inputs]
     scenarios = [s for listed in found if isinstance(listed, list) for s in listed]
-    result_lines = (_dumps(result) for result in merged.results)
-    item_lines = (_dumps(item) for item in merged.items)
+    result_lines = (dumps(result) for result in merged.results)
+    item_lines = (dumps(item) for item in merged.items)
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(out.name + ".tmp")
     with temporary.open("w", encoding="utf-8", newline="") as stream:

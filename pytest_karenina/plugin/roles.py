@@ -72,9 +72,12 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
-    if settings.shard is not None:
-        config.pluginmanager.register(ShardPlugin(*settings.shard), "karenina-shard")
-    config.pluginmanager.register(SelectionPlugin(config), "karenina-selection")
+    shards = ShardPlugin(*settings.shard) if settings.shard is not None else None
+    if shards is not None:
+        config.pluginmanager.register(shards, "karenina-shard")
+    narrowed = shards is not None or settings.ci.changed_since is not None
+    note = shards.empty_note() if shards is not None else None
+    config.pluginmanager.register(SelectionPlugin(config, narrowed, note), "karenina-selection")
     changes = None
     if settings.ci.changed_since is not None:
         shared = [path for path in (settings.preset, config.inipath) if path is not None]

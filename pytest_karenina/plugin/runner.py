@@ -20,9 +20,9 @@ from pytest_karenina.plugin.process import (
 from pytest_karenina.plugin.report.html import add_extras
 from pytest_karenina.plugin.report.item_record import first_line
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
+from pytest_karenina.plugin.selection import selected_everything
 from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import (
-    COLLECTED_KEY,
     HEAP_KEY,
     PREFETCHER_KEY,
     REPLAY_USAGE_OUTPUT,
@@ -43,7 +43,6 @@ class RunnerPlugin:
         self.config = config
         self.settings = settings
         self.wants_html = wants_html
-        self.full_selection = False
         self.live: LiveStatus | None = None
 
     @pytest.hookimpl(wrapper=True)
@@ -106,10 +105,8 @@ class RunnerPlugin:
         return report
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        selected = len(question_items(session.items))
-        self.full_selection = selected == self.config.stash.get(COLLECTED_KEY, 0)
         if self.config.option.collectonly:  # no run loop to settle the heap in
-            self.config.stash[HEAP_KEY].settle(selected)
+            self.config.stash[HEAP_KEY].settle(len(question_items(session.items)))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
@@ -119,7 +116,7 @@ class RunnerPlugin:
         self.config.stash[HEAP_KEY].settle(len(session.items))
         if prefetcher.replay is None:
             return
-        usage = store_usage(prefetcher.replay, self.full_selection)
+        usage = store_usage(prefetcher.replay, selected_everything(self.config))
         workeroutput = getattr(self.config, "workeroutput", None)
         if isinstance(workeroutput, dict):
             workeroutput[REPLAY_USAGE_OUTPUT] = usage

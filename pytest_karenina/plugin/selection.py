@@ -9,11 +9,12 @@ that collects records it (the only process, or each xdist worker, which sends it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.collect import question_items
+from pytest_karenina.plugin.collect import QuestionItem, question_items
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     QUESTIONS_DIGEST_KEY,
@@ -23,11 +24,41 @@ from pytest_karenina.plugin.stash import (
 )
 
 
-class SelectionPlugin:
-    """Keeps ``config.stash[SELECTION_KEY]`` on every process that needs it."""
+def deselect(
+    config: pytest.Config, items: list[pytest.Item], drop: Callable[[QuestionItem], bool]
+) -> int:
+    """Deselect the question items ``drop`` picks (pytest's ``deselected`` count, in place
+    for ``pytest_collection_modifyitems``); returns how many."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (dropped if isinstance(item, QuestionItem) and drop(item) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+    return len(dropped)
 
-    def __init__(self, config: pytest.Config) -> None:
+
+def selected_everything(config: pytest.Config) -> bool:
+    """Every question item collected here was selected (True where none was collected)."""
+    selection = config.stash.get(SELECTION_KEY, None) or {}
+    return bool(selection.get("selected", 0) == selection.get("collected", 0))
+
+
+class SelectionPlugin:
+    """Keeps ``config.stash[SELECTION_KEY]`` on every process that needs it.
+
+    ``narrowed``: a shard or ``--karenina-changed-since`` may leave a run nothing to do,
+    which is then a success (exit 0, with ``note`` in the summary when given), not pytest's
+    "no tests collected" (5): a matrix job whose shard holds no question, or a pull request
+    that changed none, passes.
+    """
+
+    def __init__(self, config: pytest.Config, narrowed: bool = False, note: str | None = None):
         self.config = config
+        self.narrowed = narrowed
+        self.note = note
+        self.empty = False
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         stash = self.config.stash
@@ -40,10 +71,20 @@ class SelectionPlugin:
             "unchanged": stash.get(UNCHANGED_ITEMS_KEY, 0),
         }
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        selection = self.config.stash.get(SELECTION_KEY, None) or {}
+        empty = selection.get("collected", 0) > 0 and selection.get("selected", 0) == 0
+        if self.narrowed and empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            self.empty = True
+            session.exitstatus = pytest.ExitCode.OK
         workeroutput = getattr(self.config, "workeroutput", None)
         if isinstance(workeroutput, dict) and SELECTION_KEY in self.config.stash:
             workeroutput[SELECTION_OUTPUT] = self.config.stash[SELECTION_KEY]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.empty and self.note:
+            terminalreporter.write_line(self.note)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         sent = getattr(node, "workeroutput", {}).get(SELECTION_OUTPUT)

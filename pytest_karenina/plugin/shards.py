@@ -10,13 +10,11 @@ shards are deselected (pytest's ``deselected`` count); plain tests are kept. It 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.collect import QuestionItem
 from pytest_karenina.plugin.question_hash import question_hash
-from pytest_karenina.plugin.stash import SELECTION_KEY
+from pytest_karenina.plugin.selection import deselect
 
 _FORM = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -39,38 +37,16 @@ class ShardPlugin:
 
     def __init__(self, index: int, shards: int) -> None:
         self.index, self.shards = index, shards
-        self.empty = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        kept: list[pytest.Item] = []
-        dropped: list[pytest.Item] = []
-        for item in items:
-            other = isinstance(item, QuestionItem) and (
-                shard_of(item.question.id, self.shards) != self.index
-            )
-            (dropped if other else kept).append(item)
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = kept
+        deselect(config, items, lambda item: shard_of(item.question.id, self.shards) != self.index)
 
     def pytest_report_header(self) -> list[str]:
         return [f"karenina: shard {self.index}/{self.shards} (questions by id hash)"]
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """A shard that holds none of the questions (more shards than questions) has run
-        all it had: exit 0, not pytest's "no tests collected" (5), so the matrix job passes."""
-        selection = session.config.stash.get(SELECTION_KEY, None) or {}
-        empty = selection.get("collected", 0) > 0 and selection.get("selected", 0) == 0
-        if empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-            self.empty = True
-            session.exitstatus = pytest.ExitCode.OK
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.empty:
-            terminalreporter.write_line(
-                f"karenina: shard {self.index}/{self.shards} holds none of the questions"
-            )
+    def empty_note(self) -> str:
+        """What the summary says when this shard holds none of the questions."""
+        return f"karenina: shard {self.index}/{self.shards} holds none of the questions"

@@ -8,7 +8,6 @@ choice's ``content`` (or its first tool call's arguments), ``usage`` and ``model
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ import orjson
 
 from pytest_karenina.llm.ports import ModelReply, ModelRequest, Usage
 from pytest_karenina.llm.strict_schema import ResponseFormats
+from pytest_karenina.results.fast_json import loads
 from pytest_karenina.results.text import encodable
 
 CLIENT_OPTIONS = frozenset(
@@ -89,7 +89,7 @@ def body_options(
 def parse_reply(data: bytes, fallback_model: str | None) -> ModelReply:
     """The :class:`ModelReply` of a chat-completion body; raises :class:`MalformedReplyError`."""
     try:
-        completion = _loads(data)
+        completion = loads(data)
         message = completion["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise MalformedReplyError(f"the reply is not a chat completion: {_excerpt(data)}") from None
@@ -106,15 +106,6 @@ def parse_reply(data: bytes, fallback_model: str | None) -> ModelReply:
         Usage(_count(counts.get("prompt_tokens")), _count(counts.get("completion_tokens"))),
         model if isinstance(model, str) and model else fallback_model,
     )
-
-
-def _loads(data: bytes) -> Any:
-    """JSON of a reply; orjson refuses a lone surrogate escape, which stdlib json reads (the
-    text is then made encodable)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
 
 
 def error_message(data: bytes) -> str:
