@@ -217,3 +217,28 @@ def test_the_langchain_interface_runs_the_same_loop(
 
     assert result.final_response == "The capital of Italy is Rome."
     assert mcp_server.tool_calls("lookup_capital") == [{"country": "Italy"}]
+
+
+@pytest.mark.parametrize("limit", [6, None], ids=["limit-6", "default-25"])
+@pytest.mark.parametrize("over", [False, True], ids=["at-limit", "one-past"])
+def test_the_model_call_limit_the_user_sets_is_the_one_that_applies(
+    openai_server: OpenAIServer,
+    mcp_server: MCPServer,
+    agent: Callable[..., ToolLoopAgent],
+    limit: int | None,
+    over: bool,
+) -> None:
+    """The graph's own recursion limit must never stop a run before ``model_call_limit``: an
+    agent that answers at call == limit succeeds, one that needs limit + 1 is stopped there."""
+    calls = limit or 25
+    needed = calls + 1 if over else calls
+    openai_server.add_rule({"a": 1, "b": 1}, tool="add", times=needed - 1)
+    openai_server.add_rule("The sum is 2.")
+    fields = {"agent_middleware": {"limits": {"model_call_limit": limit}}} if limit else {}
+
+    result = agent(agent_model(openai_server, mcp_server, **fields)).run(QUESTION, RUN)
+
+    assert len(openai_server.chat_requests) == calls
+    assert result.turns == calls
+    assert result.limit_reached is over
+    assert result.final_response == ("" if over else "The sum is 2.")

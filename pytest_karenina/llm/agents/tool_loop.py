@@ -5,7 +5,9 @@ state, so a run stopped by a limit still has its trace:
 
 * model calls are capped by ``agent_middleware.limits.model_call_limit`` (25), or the run's
   ``max_turns``: the middleware raises when the cap is hit, so no artificial "limit
-  exceeded" message ever becomes the answer; a graph recursion error counts the same;
+  exceeded" message ever becomes the answer. The graph's own recursion limit is set above
+  what that many model calls can take (:func:`recursion_limit`), so the user's limit is
+  the one that binds; were it ever reached, it would count the same;
 * tool calls by ``tool_call_limit`` (50): further calls are refused to the model, which can
   still answer;
 * the whole run by ``agent_timeout`` (180 s), or the run's ``timeout``.
@@ -46,6 +48,17 @@ if TYPE_CHECKING:
 
     from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
+
+
+def recursion_limit(graph: Any, model_calls: int) -> int:
+    """A graph recursion limit that ``model_calls`` model calls can never reach.
+
+    Each model call is one pass of the agent loop, which visits every node of the graph at
+    most once (the middleware's before/after hooks, the model, the tools; parallel tool
+    calls share one step), so a pass takes at most as many steps as the graph has nodes.
+    One pass more, and a margin, leave the model call limit as the limit that binds.
+    """
+    return (model_calls + 1) * len(graph.nodes) + 10
 
 
 class ToolLoopAgent:
@@ -134,7 +147,7 @@ class ToolLoopAgent:
                 async for latest in agent.astream(
                     {"messages": to_langchain(turns)},
                     stream_mode="values",
-                    config={"recursion_limit": 2 * limit + 10},
+                    config={"recursion_limit": recursion_limit(agent, limit)},
                 ):
                     state = latest
         except (ModelCallLimitExceededError, GraphRecursionError):
