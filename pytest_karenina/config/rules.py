@@ -149,6 +149,10 @@ def rule_violations(config: VerificationConfig) -> list[str]:
             found.append(f"{path}.model_provider is required for interface {model.interface!r}")
         if model.interface == "openai_endpoint" and not model.endpoint_base_url:
             found.append(f"{path}.endpoint_base_url is required for interface 'openai_endpoint'")
+        if model.interface == "langchain_deep_agents" and model.endpoint_base_url:
+            if model.endpoint_api_key is None:  # else the provider's own key goes there
+                found.append(f"{path}.endpoint_api_key is required with endpoint_base_url for "
+                             "interface 'langchain_deep_agents'")  # fmt: skip
         if path.startswith("answering") and not model.system_prompt:
             found.append(f"{path}.system_prompt is required for an answering model")
     found.extend(_few_shot_violations(config))

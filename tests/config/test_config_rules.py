@@ -52,6 +52,13 @@ class TestRules:
         endpoint["endpoint_base_url"] = "http://localhost:8000/v1"
         assert config(answering_models=[endpoint]).answering_models[0].model_provider is None
 
+    def test_a_deep_agent_endpoint_needs_its_key(self) -> None:
+        judge = {**DEEP_AGENT_JUDGE, "endpoint_base_url": "http://localhost:8000/v1"}
+        message = rule_error(parsing_models=[judge])
+        assert "parsing_models[0].endpoint_api_key is required with endpoint_base_url" in message
+        judge["endpoint_api_key"] = "local-key"
+        assert config(parsing_models=[judge]).parsing_models[0].endpoint_api_key is not None
+
     def test_manual_needs_no_provider(self) -> None:
         built = config(answering_models=[{"interface": "manual"}])
         assert built.answering_models[0].id == "manual"

@@ -121,12 +121,14 @@ class LangChainModel:
 
 
 def build_chat_model(config: ModelConfig) -> BaseChatModel:
-    """``init_chat_model`` for ``config``, with SDK retries off (the caller retries)."""
+    """``init_chat_model`` for ``config``, with SDK retries off (the caller retries), at the
+    server the model's own fields name (:func:`server_options`)."""
     options: dict[str, Any] = {
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "max_retries": 0,
         **(config.extra_kwargs or {}),
+        **server_options(config),
     }
     if config.request_timeout is not None:
         options["timeout"] = config.request_timeout
@@ -135,6 +137,36 @@ def build_chat_model(config: ModelConfig) -> BaseChatModel:
     with _IMPORTS:
         model = init_chat_model(config.model_name, model_provider=config.model_provider, **options)
     return cast("BaseChatModel", model)
+
+
+def server_options(config: ModelConfig) -> dict[str, Any]:
+    """``base_url`` and ``api_key`` from the model's dedicated fields, as Karenina reads them.
+
+    A ``langchain_deep_agents`` model with ``endpoint_base_url`` talks to that server with
+    ``endpoint_api_key``; without the key it is refused, as in Karenina: the provider client
+    would otherwise send its environment key (``OPENAI_API_KEY``) there. An ``anthropic``
+    model of ``langchain`` or ``langchain_deep_agents`` takes ``anthropic_base_url`` and
+    ``anthropic_api_key``. Fields that are not set leave the provider's defaults (and
+    ``extra_kwargs``) alone.
+    """
+    found: dict[str, Any] = {}
+    if config.interface == "langchain_deep_agents" and config.endpoint_base_url:
+        if config.endpoint_api_key is None:
+            raise ValueError(
+                f"model {config.id!r}: a langchain_deep_agents model with endpoint_base_url "
+                "needs endpoint_api_key (the provider's own key is never sent to that server)"
+            )
+        found["base_url"] = config.endpoint_base_url
+        found["api_key"] = config.endpoint_api_key.get_secret_value()
+    if config.model_provider == "anthropic" and config.interface in (
+        "langchain",
+        "langchain_deep_agents",
+    ):
+        if config.anthropic_base_url:
+            found["base_url"] = config.anthropic_base_url
+        if config.anthropic_api_key is not None:
+            found["api_key"] = config.anthropic_api_key.get_secret_value()
+    return found
 
 
 def _speaks_openai(model: Any) -> bool:

@@ -1,6 +1,7 @@
 """The LangChain chat model an agent runs on, for any interface.
 
-``langchain`` builds it with ``init_chat_model``; ``openai_endpoint`` with ``ChatOpenAI`` at
+``langchain`` and ``langchain_deep_agents`` build it with ``init_chat_model`` (at the server
+their own fields name, see ``build_chat_model``); ``openai_endpoint`` with ``ChatOpenAI`` at
 the endpoint (the key from ``endpoint_api_key``, else ``OPENAI_API_KEY``; ``user:password``
 in the URL as basic auth; ``extra_kwargs`` read as the endpoint adapter reads them). SDK
 retries are off: :mod:`.limits_middleware` retries within the run's policy.
