@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic_core import to_jsonable_python
 
 from pytest_karenina.checkpoint import (
     Benchmark,
@@ -31,6 +32,7 @@ from pytest_karenina.checkpoint import (
 )
 from pytest_karenina.plugin.selection import deselect
 from pytest_karenina.plugin.stash import UNCHANGED_ITEMS_KEY
+from pytest_karenina.rubrics.traits import Rubric
 
 ANSWER_SETTINGS = (
     "config", "answering_model", "parsing_model", "interface", "endpoint", "mode",
@@ -92,16 +94,23 @@ def fingerprint(question: Question) -> str:
     data = {
         "text": question.text, "raw_answer": question.raw_answer,
         "template_code": question.template_code,
-        "rubric": question.rubric.model_dump(mode="json") if question.rubric else None,
+        "rubric": _rubric_data(question.rubric),
         "few_shot_examples": question.few_shot_examples,
         "workspace_path": question.workspace_path, "finished": question.finished,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
 
 
+def _rubric_data(rubric: Rubric | None) -> Any:
+    """A rubric as JSON-native data; a callable trait's pickled bytes (not UTF-8) as base64,
+    so two versions compare byte for byte."""
+    if rubric is None:
+        return None
+    return to_jsonable_python(rubric.model_dump(), bytes_mode="base64")
+
+
 def _globals(benchmark: Benchmark) -> Any:
-    rubrics = (benchmark.global_rubric, benchmark.global_dynamic_rubric)
-    return [rubric.model_dump(mode="json") if rubric else None for rubric in rubrics]
+    return [_rubric_data(benchmark.global_rubric), _rubric_data(benchmark.global_dynamic_rubric)]
 
 
 def ini_answer_settings(text: str | None, name: str) -> dict[str, Any]:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
+from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
+from pytest_karenina.rubrics.traits import CallableTrait, Rubric
+from tests.plugin.plugin_helpers import (
+    CAPITAL_TEMPLATE,
+    COUNTRIES,
+    capitals_checkpoint,
+    endpoint_args,
+)
 from tests.support.openai_server import OpenAIServer
 
 FOUR = {**COUNTRIES, "q4": ("Spain", "Madrid")}
@@ -30,11 +37,16 @@ def repo(pytester: pytest.Pytester, openai_server: OpenAIServer) -> Path:
     capitals_checkpoint(pytester.path)
     git(pytester.path, "add", ".")
     git(pytester.path, "commit", "-q", "-m", "benchmark")
-    for country, capital in FOUR.values():
-        openai_server.add_rule(f"It is {capital}.", structured=False,
-                               contains=f"capital of {country}")  # fmt: skip
-        openai_server.add_rule({"capital": capital}, structured=True, contains=f"It is {capital}.")
+    script_capitals(openai_server)
     return pytester.path
+
+
+def script_capitals(server: OpenAIServer) -> None:
+    """The model answers all four countries right."""
+    for country, capital in FOUR.values():
+        server.add_rule(f"It is {capital}.", structured=False,
+                        contains=f"capital of {country}")  # fmt: skip
+        server.add_rule({"capital": capital}, structured=True, contains=f"It is {capital}.")
 
 
 def edit(directory: Path) -> Path:
@@ -137,3 +149,49 @@ def test_an_unknown_ref_is_a_usage_error(
     result = run(pytester, openai_server, "--karenina-changed-since=no-such-branch")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--karenina-changed-since: git cannot find 'no-such-branch'*"])
+
+
+def callable_checkpoint(directory: Path) -> Path:
+    """The three capitals with a pickled callable trait in each question's rubric and in the
+    global rubric, as a checkpoint saved from Karenina holds them (base64 of cloudpickle
+    bytes, which are not UTF-8)."""
+    cloudpickle = pytest.importorskip("cloudpickle", reason="callable traits need cloudpickle")
+    code: bytes = cloudpickle.dumps(lambda text: "capital" in text.lower())
+    rubric = Rubric(callable_traits=[CallableTrait(name="SaysCapital", callable_code=code)])
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=CAPITAL_TEMPLATE.format(capital=capital), finished=True,
+                 rubric=rubric)
+        for qid, (country, capital) in COUNTRIES.items()
+    ]  # fmt: skip
+    path = directory / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions, global_rubric=rubric), path)
+    return path
+
+
+def test_a_checkpoint_with_a_callable_trait_compares(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """Issue 23: comparing a rubric with pickled bytes raised UnicodeDecodeError (an
+    INTERNALERROR), even when nothing had changed."""
+    git(pytester.path, "init", "-q")
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    path = callable_checkpoint(pytester.path)
+    git(pytester.path, "add", ".")
+    git(pytester.path, "commit", "-q", "-m", "benchmark")
+    script_capitals(openai_server)
+
+    unchanged = run(pytester, openai_server, "--karenina-changed-since=HEAD")
+
+    assert unchanged.ret == pytest.ExitCode.OK, unchanged.stdout.str()
+    unchanged.stdout.fnmatch_lines(["karenina: changed since HEAD: 0 of 3 questions run*"])
+    assert openai_server.requests == []
+
+    path.write_text(path.read_text().replace("capital of Italy?", "capital of Italy today?"))
+    changed = run(pytester, openai_server, "--karenina-changed-since=HEAD")
+
+    assert changed.ret == pytest.ExitCode.OK, changed.stdout.str()
+    assert ran(changed) == ["q2"]
+    changed.stdout.fnmatch_lines(
+        ["karenina: changed since HEAD: 1 of 3 questions run (1 changed, 0 new)"]
+    )
