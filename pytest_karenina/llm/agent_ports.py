@@ -50,7 +50,8 @@ class AgentRunConfig:
     ``call_kind`` keys usage, replay entries and errors as for chat calls. ``max_turns``
     (model calls) and ``timeout`` (seconds for the whole run) override the model's own
     limits when given. ``workspace``: the directory the agent's file tools are rooted at
-    (None: no file tools); ``read_only`` refuses writes there.
+    (None: no file tools); ``read_only`` refuses writes there. ``replicate``: the replicate
+    the run belongs to (None without replicates), keyed for replay as in ``ModelRequest``.
     """
 
     call_kind: str
@@ -59,6 +60,7 @@ class AgentRunConfig:
     timeout: float | None = None
     workspace: Path | None = None
     read_only: bool = False
+    replicate: int | None = None
 
 
 @dataclass(frozen=True)

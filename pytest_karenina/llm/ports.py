@@ -75,6 +75,8 @@ class ModelRequest:
     ``json_schema`` asks for native structured output (the reply text is then
     the JSON object); ``schema_name`` names it (e.g. the template class name).
     ``question_id`` is for error messages only and never part of a replay key.
+    ``replicate`` is the replicate the call belongs to (None without replicates): part of
+    the replay key from 2 on, so replicate 1 keeps the key of a run without replicates.
     ``timeout`` is the attempt's time limit in seconds, set by the transport for
     adapters that enforce it themselves (``enforces_timeout``); not part of a key.
     """
@@ -85,6 +87,7 @@ class ModelRequest:
     schema_name: str | None = None
     question_id: str | None = None
     timeout: float | None = None
+    replicate: int | None = None
 
 
 @dataclass(frozen=True)

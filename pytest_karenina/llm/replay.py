@@ -54,31 +54,49 @@ def sanitize_identity(identity: Mapping[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+def keyed_replicate(replicate: int | None) -> int | None:
+    """The replicate as the replay key holds it: None for replicate 1 and for runs without
+    replicates (so they share a key, the one every store recorded before replicates were
+    keyed has), the number from 2 on."""
+    return replicate if replicate is not None and replicate > 1 else None
+
+
 def replay_key(identity: Mapping[str, Any], request: ModelRequest) -> str:
-    """SHA-256 hex of the canonical JSON of identity, messages, schema and call kind.
+    """SHA-256 hex of the canonical JSON of identity, messages, schema, call kind and, from
+    replicate 2 on, the replicate (:func:`keyed_replicate`).
 
     The identity is sanitized first (:func:`sanitize_identity`), so a rotated API
     key keeps every key valid; ``request.question_id`` is not part of the key.
     Raises ``TypeError`` for values that are not JSON-native.
     """
-    payload = {
+    payload: dict[str, Any] = {
         "identity": sanitize_identity(identity),
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         "json_schema": request.json_schema,
         "schema_name": request.schema_name,
         "call_kind": request.call_kind,
     }
+    replicate = keyed_replicate(request.replicate)
+    if replicate is not None:
+        payload["replicate"] = replicate
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ReplayMiss(LLMCallError):
-    """Strict replay found no recorded reply; names the question, call kind and key."""
+    """Strict replay found no recorded reply; names the question, the replicate (when the
+    run has replicates), the call kind and the key."""
 
-    def __init__(self, call_kind: str, question_id: str | None, key: str, path: Path) -> None:
+    def __init__(
+        self, call_kind: str, question_id: str | None, key: str, path: Path,
+        replicate: int | None = None,
+    ) -> None:  # fmt: skip
         self.question_id = question_id
+        self.replicate = replicate
         self.key = key
         question = repr(question_id) if question_id is not None else "<unknown>"
+        if replicate is not None:
+            question += f", replicate {replicate}"
         super().__init__(
             call_kind,
             f"strict replay: no recorded reply for question {question}, call kind "
@@ -107,10 +125,11 @@ def _entry(
     key: str, identity: Mapping[str, Any], request: ModelRequest, reply: ModelReply,
     secrets: tuple[str, ...],
 ) -> dict[str, Any]:  # fmt: skip
-    """The stored form of one call: sanitized identity, redacted messages, the reply."""
+    """The stored form of one call: sanitized identity, redacted messages, the reply, and
+    the replicate that recorded it (informational: the key decides what an entry answers)."""
     messages = [{"role": m.role, "content": redact(m.content, secrets)} for m in request.messages]
     usage = {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
-    return {
+    entry: dict[str, Any] = {
         "key": key,
         "call_kind": request.call_kind,
         "identity": sanitize_identity(identity),
@@ -122,6 +141,9 @@ def _entry(
         "reply": {"text": reply.text, "usage": usage, "model": reply.model},
         "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if request.replicate is not None:
+        entry["replicate"] = request.replicate
+    return entry
 
 
 def _parse(text: str, path: Path) -> dict[str, dict[str, Any]]:
@@ -158,10 +180,11 @@ class ReplayStore:
     """A JSONL file of recorded replies, loaded lazily (a missing file is an empty store).
 
     One entry per line: ``key``, ``call_kind``, sanitized ``identity``, ``request``
-    (messages, json_schema, schema_name), ``reply`` (text, usage, model) and
-    ``recorded_at``, keys sorted. :meth:`record` appends under an exclusive
-    ``flock`` on the sidecar ``<store>.lock`` (ignore it in git), so threads and
-    processes may record at once; :meth:`compact` (alias :meth:`save`) rewrites
+    (messages, json_schema, schema_name), ``reply`` (text, usage, model),
+    ``recorded_at`` and, when the run had replicates, ``replicate``, keys sorted.
+    :meth:`record` appends under an exclusive ``flock`` on the sidecar
+    ``<store>.lock`` (ignore it in git), so threads and processes may record at
+    once; :meth:`compact` (alias :meth:`save`) rewrites
     the file sorted by key, de-duplicated (last write wins) and atomically, and
     is a no-op in ``off`` and ``strict`` modes. ``secrets`` are extra values never
     to be written (secret-looking environment values are always added).
@@ -356,7 +379,10 @@ class ReplayingModel:
             if found is not None:
                 return found
             if mode == "strict" or self.inner is None:
-                raise ReplayMiss(request.call_kind, request.question_id, key, self.store.path)
+                raise ReplayMiss(
+                    request.call_kind, request.question_id, key, self.store.path,
+                    request.replicate,
+                )  # fmt: skip
         assert self.inner is not None
         reply = self.inner.invoke(request)
         self.store.record(key, identity, request, reply)

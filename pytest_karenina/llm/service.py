@@ -50,7 +50,8 @@ class LLMService:
     """Implements :class:`~.ports.ChatPort` and :class:`~.ports.StructuredPort`.
 
     ``native_structured``: whether to ask the provider for structured output
-    (``json_schema`` in the request) on the first attempt.
+    (``json_schema`` in the request) on the first attempt. ``question_id`` and
+    ``replicate`` go into every request (:meth:`for_question`).
     """
 
     def __init__(
@@ -60,23 +61,29 @@ class LLMService:
         native_structured: bool = True,
         max_attempts: int = DEFAULT_STRUCTURED_ATTEMPTS,
         question_id: str | None = None,
+        replicate: int | None = None,
     ) -> None:
         self.raw = raw
         self.native_structured = native_structured
         self.max_attempts = max(1, max_attempts)
         self.question_id = question_id
+        self.replicate = replicate
 
-    def for_question(self, question_id: str) -> LLMService:
-        """The same service, naming ``question_id`` in requests (for errors and replay)."""
+    def for_question(self, question_id: str, replicate: int | None = None) -> LLMService:
+        """The same service, naming ``question_id`` and ``replicate`` in its requests: the
+        question for errors, the replicate for errors and the replay key."""
         return LLMService(
             self.raw,
             native_structured=self.native_structured,
             max_attempts=self.max_attempts,
             question_id=question_id,
+            replicate=replicate,
         )
 
     def chat(self, messages: Sequence[ChatMessage], *, call_kind: str) -> ChatResponse:
-        request = ModelRequest(tuple(messages), call_kind, question_id=self.question_id)
+        request = ModelRequest(
+            tuple(messages), call_kind, question_id=self.question_id, replicate=self.replicate
+        )
         reply = self.raw.invoke(request)
         return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
@@ -100,6 +107,7 @@ class LLMService:
                 json_schema=json_schema if native else None,
                 schema_name=schema.__name__,
                 question_id=self.question_id,
+                replicate=self.replicate,
             )
             reply = self.raw.invoke(request)
             usage = usage + reply.usage

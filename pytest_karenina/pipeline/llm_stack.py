@@ -4,15 +4,16 @@ record/replay -> the chat and structured ports stages call.
 One :class:`LLMStack` per run stamps the configured models once and builds each model's
 raw stack once, on its first use, shared by every thread: connection pools, concurrency
 caps, pacing and the replay store are shared too. Per question, the pipeline only names
-the question on the ports of its model pair (:meth:`ModelPairLLMs.for_question`).
+the question and the replicate on the ports of its model pair
+(:meth:`ModelPairLLMs.for_question`).
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,10 +23,10 @@ from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
 from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
-from pytest_karenina.llm.agent_ports import AgentPort
+from pytest_karenina.llm.agent_ports import AgentPort, AgentResult, AgentRunConfig
 from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
-from pytest_karenina.llm.ports import RawModel
+from pytest_karenina.llm.ports import ChatMessage, RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
 from pytest_karenina.llm.service import LLMService
 from pytest_karenina.llm.transport import RetryingModel
@@ -78,15 +79,34 @@ class ModelPairLLMs:
     answering_agent: AgentPort | None = None
     judge_agent: AgentPort | None = None
 
-    def for_question(self, question_id: str) -> ModelPairLLMs:
-        """The same ports, naming ``question_id`` in their requests (errors and replay)."""
+    def for_question(self, question_id: str, replicate: int | None = None) -> ModelPairLLMs:
+        """The same ports, naming ``question_id`` and ``replicate`` in every call they make,
+        agent runs included: replicates are then keyed apart in the replay store."""
         return ModelPairLLMs(
-            self.answering.for_question(question_id),
-            self.judge.for_question(question_id),
-            self.judge_checks.for_question(question_id),
-            self.answering_agent,
-            self.judge_agent,
+            self.answering.for_question(question_id, replicate),
+            self.judge.for_question(question_id, replicate),
+            self.judge_checks.for_question(question_id, replicate),
+            _for_replicate(self.answering_agent, replicate),
+            _for_replicate(self.judge_agent, replicate),
         )
+
+
+@dataclass(frozen=True)
+class ReplicateAgent:
+    """An agent port whose runs carry ``replicate`` (the stages build run configs without
+    it), so each replicate's agent runs are recorded and replayed apart."""
+
+    agent: AgentPort
+    replicate: int
+
+    def run(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
+        return self.agent.run(messages, replace(config, replicate=self.replicate))
+
+
+def _for_replicate(agent: AgentPort | None, replicate: int | None) -> AgentPort | None:
+    if agent is None or replicate is None:
+        return agent
+    return ReplicateAgent(agent, replicate)
 
 
 class LLMStack:

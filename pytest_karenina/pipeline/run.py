@@ -138,7 +138,7 @@ def run_question(
     parsing). Never raises for problems of the item itself: they end up in the result.
     """
     question = task.question
-    ports = llm.pair(task.answering, task.parsing).for_question(question.id)
+    ports = llm.pair(task.answering, task.parsing).for_question(question.id, task.replicate)
     context = VerificationContext(
         question_id=question.id,
         question_text=question.text,

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_karenina.llm.replay import ReplayStore
 from pytest_karenina.plugin.settings import Settings
-from pytest_karenina.plugin.stash import REPLAY_USAGE_OUTPUT
+from pytest_karenina.plugin.stash import CONFIG_KEY, REPLAY_USAGE_OUTPUT
 
 
 def store_path(settings: Settings) -> Path:
@@ -84,7 +84,7 @@ class ReplayUsageReport:
         unused = stored - self.used
         self.lines.append(
             f"karenina replay: {len(self.used & stored)} entries used, {self.added} added, "
-            f"{len(unused)} unused of {len(stored)} in {path.name}"
+            f"{len(unused)} unused of {len(stored)} in {path.name}{self._replicates_note()}"
         )
         if not self.settings.replay_prune:
             if unused:
@@ -99,6 +99,17 @@ class ReplayUsageReport:
             return
         removed = store.prune(self.used)
         self.lines.append(f"karenina replay: pruned {removed} unused entries")
+
+    def _replicates_note(self) -> str:
+        """How replicates find their entries, when the run has replicates: replicate 1 by the
+        keys a run without replicates uses (so stores recorded before replicates were keyed
+        answer it), the others by keys of their own."""
+        vconfig = self.config.stash.get(CONFIG_KEY, None)
+        count = vconfig.replicate_count if vconfig is not None else 1
+        if count < 2:
+            return ""
+        others = "replicate 2 its own" if count == 2 else f"replicates 2-{count} their own"
+        return f"; replicate 1 uses the keys of a run without replicates, {others}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.lines:
