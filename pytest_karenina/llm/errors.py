@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Literal, TypeGuard
+from typing import TYPE_CHECKING, Literal, TypeGuard
+
+if TYPE_CHECKING:
+    from pytest_karenina.config.model_sections import ErrorPatternConfig
 
 ErrorClass = Literal[
     "rate_limit", "server_error", "timeout", "connection", "auth", "client_error", "permanent"
@@ -126,11 +129,17 @@ def _classify_one(exc: BaseException) -> ErrorClass | None:
     return None
 
 
-def classify_error(exc: BaseException) -> ErrorClass:
-    """Classify a failed call: by type name, status code, cause chain, then message.
+def classify_error(exc: BaseException, patterns: Sequence[ErrorPatternConfig] = ()) -> ErrorClass:
+    """Classify a failed call: by the user's ``patterns`` (``custom_error_patterns``), then by
+    type name, status code, cause chain, then message.
 
+    As in Karenina, the user's rules come first and look at ``exc`` itself: the exact type
+    name (``type_name``), then a case-insensitive message substring (``message_substring``).
     Never raises; anything unrecognised is ``"permanent"`` (not retried).
     """
+    custom = _classify_custom(exc, patterns)
+    if custom is not None:
+        return custom
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen and len(seen) < 8:
@@ -144,6 +153,20 @@ def classify_error(exc: BaseException) -> ErrorClass:
         if pattern.search(message):
             return error_class
     return "permanent"
+
+
+def _classify_custom(
+    exc: BaseException, patterns: Sequence[ErrorPatternConfig]
+) -> ErrorClass | None:
+    name = type(exc).__name__
+    for rule in patterns:
+        if rule.match_type == "type_name" and rule.pattern == name:
+            return rule.category
+    message = str(exc).lower()
+    for rule in patterns:
+        if rule.match_type == "message_substring" and rule.pattern.lower() in message:
+            return rule.category
+    return None
 
 
 def is_retryable(error_class: ErrorClass) -> TypeGuard[RetryCategory]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_karenina.config.model import CategoryRetryConfig, RetryPolicy
+from pytest_karenina.config.model import CategoryRetryConfig, ErrorPatternConfig, RetryPolicy
 from pytest_karenina.llm.errors import (
     RETRYABLE_CLASSES,
     ErrorClass,
@@ -95,7 +95,8 @@ class RetryingModel:
     request keeps its concurrency slot until it returns). ``max_total_seconds``
     bounds a whole call, waits included. ``limiter_key`` defaults to adapter,
     provider, model and base URL of the inner identity. ``secrets`` (and
-    secret-looking environment values) are redacted from error messages. ``on_retry``
+    secret-looking environment values) are redacted from error messages.
+    ``error_patterns`` (the run's ``custom_error_patterns``) classify errors first. ``on_retry``
     gets a :class:`RetryEvent` per failed retryable attempt, in the calling thread.
     """
 
@@ -110,6 +111,7 @@ class RetryingModel:
         rate_limiter: RateLimiter | None = None,
         limiter_key: str | None = None,
         secrets: Iterable[str] = (),
+        error_patterns: Sequence[ErrorPatternConfig] = (),
         on_retry: Callable[[RetryEvent], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -125,6 +127,7 @@ class RetryingModel:
         self.rate_limiter = rate_limiter
         self.limiter_key = limiter_key or model_limiter_key(inner.replay_identity)
         self.secrets = tuple(secrets)
+        self.error_patterns = tuple(error_patterns)
         # Read once: replies are scrubbed on every call (errors, rare, read the environment anew).
         self._reply_secrets = sorted({*self.secrets, *env_secrets()} - {""}, key=len, reverse=True)
         self.on_retry = on_retry
@@ -170,7 +173,7 @@ class RetryingModel:
             except LLMCallError:
                 raise
             except Exception as exc:
-                error_class = classify_error(exc)
+                error_class = classify_error(exc, self.error_patterns)
                 message = redact(str(exc) or type(exc).__name__, (*self.secrets, *env_secrets()))
                 out_of_time = False
                 if is_retryable(error_class):

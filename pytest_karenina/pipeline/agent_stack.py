@@ -60,6 +60,7 @@ def default_agent(model: ModelConfig, config: VerificationConfig, secrets: list[
         limiter=ConcurrencyLimiter(model.max_concurrent_requests or config.max_concurrent_requests),
         rate_limiter=RateLimiter(model.requests_per_minute or config.requests_per_minute),
         secrets=tuple(secrets),
+        error_patterns=tuple(config.custom_error_patterns),
         on_retry=record_retry,
     )
     if agent_tier(model.interface) == "deep_agent":

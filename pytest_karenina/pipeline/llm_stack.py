@@ -226,6 +226,7 @@ class LLMStack:
             limiter=ConcurrencyLimiter(limit),
             rate_limiter=RateLimiter(rate),
             secrets=model_secrets(model),
+            error_patterns=self.config.custom_error_patterns,
             on_retry=record_retry,
         )
         return ReplayingModel(stack, replay) if replay is not None else stack

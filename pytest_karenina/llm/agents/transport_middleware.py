@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 
-from pytest_karenina.config.model import RetryPolicy
+from pytest_karenina.config.model import ErrorPatternConfig, RetryPolicy
 from pytest_karenina.llm.errors import classify_error, is_retryable, redact, retry_after_seconds
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.transport import RetryEvent, TransportError, backoff_seconds
@@ -32,6 +32,7 @@ class TransportMiddleware(AgentMiddleware):
         limiter: ConcurrencyLimiter | None = None,
         rate_limiter: RateLimiter | None = None,
         secrets: tuple[str, ...] = (),
+        error_patterns: tuple[ErrorPatternConfig, ...] = (),
         on_retry: Callable[[RetryEvent], None] | None = None,
         call_kind: str = "answer_generation",
     ) -> None:
@@ -41,6 +42,7 @@ class TransportMiddleware(AgentMiddleware):
         self.limiter = limiter
         self.rate_limiter = rate_limiter
         self.secrets = secrets
+        self.error_patterns = error_patterns
         self.on_retry = on_retry
         self.call_kind = call_kind
         self._rng = random.Random()
@@ -53,7 +55,7 @@ class TransportMiddleware(AgentMiddleware):
             try:
                 return await self._once(request, handler)
             except Exception as exc:
-                error_class = classify_error(exc)
+                error_class = classify_error(exc, self.error_patterns)
                 message = redact(str(exc) or type(exc).__name__, self.secrets)
                 wait = self._wait(exc, error_class, used) if is_retryable(error_class) else None
                 if is_retryable(error_class):
