@@ -9,11 +9,17 @@
 
 With search on for the trait, ``dj_rubric_hallucination`` rates the quotes between 1 and 2
 (the template's rating prompt), and the reasoning is shown each quote's risk.
+
+The reply classes below give the JSON replies' shapes: they go with the calls as native
+structured output where the judge has it (the prompts ask for the same JSON in words).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from pytest_karenina.llm.ports import ChatMessage
 from pytest_karenina.prompts.messages import system_and_user
@@ -76,6 +82,45 @@ SCORE_USER = """\
 <reasoning>
 {reasoning}
 </reasoning>"""
+
+
+Confidence = Literal["high", "medium", "low"]
+Risk = Literal["none", "low", "medium", "high"]
+
+
+class TraitExcerpt(BaseModel):
+    text: str = Field(description="A passage copied exactly from the answer")
+    confidence: Confidence
+
+
+class TraitExcerptsReply(BaseModel):
+    """The reply to ``dj_rubric_excerpt_extraction``."""
+
+    excerpts: list[TraitExcerpt]
+
+
+class BooleanVerdictReply(BaseModel):
+    """The reply to ``dj_rubric_score_extraction`` for a boolean trait."""
+
+    result: bool
+
+
+class ScoreVerdictReply(BaseModel):
+    """The reply to ``dj_rubric_score_extraction`` for a score trait."""
+
+    score: int
+
+
+class ExcerptRating(BaseModel):
+    excerpt_id: str
+    hallucination_risk: Risk
+    justification: str
+
+
+class ExcerptRatingsReply(BaseModel):
+    """The reply to ``dj_rubric_hallucination`` (the template's rating prompt)."""
+
+    excerpt_assessments: list[ExcerptRating]
 
 
 def trait_block(name: str, description: str | None) -> str:

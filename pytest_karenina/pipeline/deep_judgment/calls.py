@@ -9,12 +9,15 @@ per attribute. Each call is counted, and its usage kept under the seed's usage k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
 
 from pytest_karenina.llm.json_extract import JsonExtractionError, extract_json
-from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
+from pytest_karenina.llm.ports import ChatMessage, ChatPort, ChatResponse, LLMCallError, Usage
+from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
     ExcerptCheck,
     ResponseText,
@@ -84,6 +87,36 @@ def json_object(text: str) -> Mapping[str, Any] | None:
     except JsonExtractionError:
         return None
     return data if isinstance(data, Mapping) else None
+
+
+@runtime_checkable
+class JsonChatPort(Protocol):
+    """A chat port that can ask for a reply class natively (``LLMService.chat_json``)."""
+
+    def chat_json(
+        self, messages: Sequence[ChatMessage], schema: type[BaseModel], *, call_kind: str
+    ) -> ChatResponse: ...
+
+
+def ask_json(
+    judge: ChatPort, messages: Sequence[ChatMessage], schema: type[BaseModel], *, call_kind: str
+) -> ChatResponse:
+    """One call for ``schema``'s JSON (which ``messages`` ask for in words): with native
+    structured output where the judge has it, else a plain chat call.
+
+    Stores recorded while these calls were plain hold them under the plain request's key: in
+    strict replay a miss on the structured request is looked up again as that plain request
+    (the same messages without the schema); when that misses too, the first miss is raised.
+    """
+    if not isinstance(judge, JsonChatPort):
+        return judge.chat(messages, call_kind=call_kind)
+    try:
+        return judge.chat_json(messages, schema, call_kind=call_kind)
+    except ReplayMiss as miss:
+        try:
+            return judge.chat(messages, call_kind=call_kind)
+        except ReplayMiss:
+            raise miss from None
 
 
 def gather_excerpts(

@@ -16,10 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import ChatPort, LLMCallError, Usage
 from pytest_karenina.llm.replay import ReplayMiss
-from pytest_karenina.pipeline.deep_judgment.calls import json_object
+from pytest_karenina.pipeline.deep_judgment.calls import ask_json, json_object
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
     ResponseText,
     check_excerpts,
@@ -36,6 +38,10 @@ from pytest_karenina.prompts.deep_judgment_rubric import (
     HALLUCINATION_TASK,
     REASONING_TASK,
     SCORE_TASK,
+    BooleanVerdictReply,
+    ExcerptRatingsReply,
+    ScoreVerdictReply,
+    TraitExcerptsReply,
     excerpt_messages,
     reasoning_messages,
     score_messages,
@@ -96,9 +102,13 @@ class TraitDeepJudgment:
         subject = f"rubric trait {self.name} after {retries}"
         return ungrounded_line(subject, self.rejected, self.threshold)
 
-    def ask(self, judge: ChatPort, messages: Any) -> str:
-        """One judge call, counted and its usage added."""
-        reply = judge.chat(messages, call_kind=CALL_KIND)
+    def ask(self, judge: ChatPort, messages: Any, shape: type[BaseModel] | None = None) -> str:
+        """One judge call, counted and its usage added; a reply class (``shape``) is asked
+        for natively where the judge can (:func:`~.calls.ask_json`)."""
+        if shape is None:
+            reply = judge.chat(messages, call_kind=CALL_KIND)
+        else:
+            reply = ask_json(judge, messages, shape, call_kind=CALL_KIND)
         self.model_calls += 1
         self.usage = self.usage + reply.usage
         return reply.text
@@ -216,10 +226,11 @@ def judge_trait(
         outcome.reasoning = reasoning.strip()
         outcome.stages_completed.append("reasoning_generation")
         scale = bounds(trait) if trait.kind == "score" else None
+        shape = BooleanVerdictReply if trait.kind == "boolean" else ScoreVerdictReply
         text = outcome.ask(judge, score_messages(
             trait.name, trait.description, outcome.reasoning, bounds=scale,
             instructions=told.get(SCORE_TASK),
-        ))  # fmt: skip
+        ), shape)  # fmt: skip
         outcome.value = _verdict(text, trait)
         outcome.stages_completed.append("score_extraction")
         if outcome.value is None:
@@ -242,7 +253,7 @@ def _assess(
     outcome.warnings.extend(attach_search_results(search, {outcome.name: outcome.excerpts}))
     risks, usage, warnings = rate_excerpts(
         judge, question, {outcome.name: outcome.excerpts},
-        call_kind=CALL_KIND, instructions=instructions,
+        call_kind=CALL_KIND, instructions=instructions, shape=ExcerptRatingsReply,
     )  # fmt: skip
     if usage is not None:
         outcome.model_calls += 1
@@ -270,7 +281,7 @@ def _excerpts(
         max_excerpts=settings.max_excerpts, instructions=instructions,
     )  # fmt: skip
     for attempt in range(settings.retry_attempts + 1):
-        reply = outcome.ask(judge, messages)
+        reply = outcome.ask(judge, messages, TraitExcerptsReply)
         check = check_excerpts(
             json_object(reply) or {}, ["excerpts"], text,
             threshold=settings.threshold, max_per_attribute=settings.max_excerpts,

@@ -16,8 +16,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from pytest_karenina.llm.ports import ChatPort, Usage
-from pytest_karenina.pipeline.deep_judgment.calls import json_object
+from pytest_karenina.pipeline.deep_judgment.calls import ask_json, json_object
 from pytest_karenina.prompts.deep_judgment import hallucination_messages
 
 SearchFunction = Callable[[list[str]], Sequence[Any]]
@@ -142,15 +144,20 @@ def rate_excerpts(
     *,
     call_kind: str,
     instructions: str | None = None,
+    shape: type[BaseModel] | None = None,
 ) -> tuple[dict[str, str], Usage | None, list[str]]:
     """One judge call rating every quoted excerpt's hallucination risk against its search
     results: the risk per key of ``excerpts`` (see :func:`attribute_risks`), the call's usage
-    (None when nothing was quoted, and no call made) and warnings."""
+    (None when nothing was quoted, and no call made) and warnings. With a reply class
+    (``shape``) the call asks for it natively where the judge can (:func:`.calls.ask_json`)."""
     blocks, ids = assessment_block(excerpts)
     if not ids:
         return {}, None, []
     messages = hallucination_messages(question, blocks, instructions=instructions)
-    reply = judge.chat(messages, call_kind=call_kind)
+    if shape is None:
+        reply = judge.chat(messages, call_kind=call_kind)
+    else:
+        reply = ask_json(judge, messages, shape, call_kind=call_kind)
     rated = (json_object(reply.text) or {}).get("excerpt_assessments")
     assessed = {
         str(item.get("excerpt_id")): item
