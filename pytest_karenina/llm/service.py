@@ -87,6 +87,21 @@ class LLMService:
         reply = self.raw.invoke(request)
         return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
+    def chat_json(
+        self, messages: Sequence[ChatMessage], schema: type[BaseModel], *, call_kind: str
+    ) -> ChatResponse:
+        """One call whose reply should be ``schema``'s JSON, which the messages ask for:
+        sent with native structured output when the model has it, else as :meth:`chat`.
+        The text is neither validated nor retried; the caller reads it."""
+        if not self.native_structured:
+            return self.chat(messages, call_kind=call_kind)
+        request = ModelRequest(
+            tuple(messages), call_kind, json_schema=_json_schema(schema),
+            schema_name=schema.__name__, question_id=self.question_id, replicate=self.replicate,
+        )  # fmt: skip
+        reply = self.raw.invoke(request)
+        return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
+
     def parse(
         self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str
     ) -> StructuredResponse[ModelT]:
