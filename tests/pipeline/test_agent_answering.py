@@ -120,9 +120,12 @@ def test_a_trace_ending_in_a_tool_result_fails_trace_validation(
 def test_a_timed_out_agent_errors_the_item_and_keeps_its_partial_trace(
     openai_server: OpenAIServer, mcp_server: MCPServer
 ) -> None:
+    """Without partial scoring (tests/pipeline/test_partial_traces.py has the default)."""
     openai_server.add_rule({"seconds": 30}, model="agent-model", tool="slow")
 
-    result = run(openai_server, mcp_server, agent={"agent_timeout": 1})
+    result = run(
+        openai_server, mcp_server, agent={"agent_timeout": 1}, allow_partial_trace_scoring=False
+    )
 
     template = result.template
     assert template is not None and template.response_timeout_partial is True

@@ -28,6 +28,7 @@ from pytest_karenina.pipeline.rubric_grading.deep_traits import (
 )
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import config_value
+from pytest_karenina.pipeline.stages.generate_answer import ERROR_DETAILS
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
 from pytest_karenina.results import (
     VerificationResult,
@@ -116,6 +117,7 @@ class FinalizeResultStage(BaseVerificationStage):
         extra = {
             "judge_output": context.get_artifact(JUDGE_RAW_OUTPUT),
             REPLAY_MISS: context.get_artifact(REPLAY_MISS),
+            **(context.get_artifact(ERROR_DETAILS) or {}),
         }
         extra = {key: value for key, value in extra.items() if value}
         if failure is not None and extra:

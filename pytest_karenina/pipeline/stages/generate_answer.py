@@ -4,8 +4,13 @@ A model with MCP servers or a deep-agent interface answers through its agent por
 section 1): the whole conversation is kept (``trace_messages``, rendered as the raw
 response), with ``agent_metrics``, whether the run hit its call limit
 (``recursion_limit_reached``, which stage 3 turns into a failure) and the MCP servers used.
-A run stopped by its time limit keeps its partial trace and errors the item
-(``response_timeout_partial``, category ``timeout``). Other models answer in one call.
+A run stopped by its time limit keeps its partial trace (``response_timeout_partial``): with
+``allow_partial_trace_scoring`` (the default) that trace is judged like any answer, with a
+warning; without it, or when the agent never replied, the item errors (category
+``timeout``). Other models answer in one call.
+
+A failing call errors the item; its exception's type, message and traceback (secrets
+redacted) go to ``metadata.failure.details`` (the :data:`ERROR_DETAILS` artifact).
 
 With ``agentic_parsing`` the stage first resolves the answer's workspace (seed 004, section
 2; :mod:`..workspace`), tells the answering model where it is, and roots the agent's file
@@ -14,15 +19,22 @@ tools there.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 from pytest_karenina.llm.agent_ports import AgentError, AgentResult, AgentRunConfig
+from pytest_karenina.llm.errors import env_secrets, redact
 from pytest_karenina.llm.ports import ChatMessage, LLMCallError
 from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.llm_stack import model_secrets
 from pytest_karenina.pipeline.retries import TIME_BUDGET_SPENT, note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
-from pytest_karenina.pipeline.stages.context_queries import AI_HEADER, prompt_instructions
+from pytest_karenina.pipeline.stages.context_queries import (
+    AI_HEADER,
+    config_value,
+    prompt_instructions,
+)
 from pytest_karenina.pipeline.workspace import WorkspaceSlot, prompt_path
 from pytest_karenina.prompts import generation_messages
 from pytest_karenina.results.agent_metrics import agent_metrics
@@ -32,6 +44,13 @@ CACHED_ANSWER = "cached_answer"
 """Artifact the runner sets to reuse an answer generated for another judge."""
 GENERATED_ANSWER = "generated_answer"
 """Artifact this stage sets with what it generated, for the runner to share."""
+ERROR_DETAILS = "error_details"
+"""Artifact: ``{exception_type, exception_message, traceback}`` of the exception that failed
+the answering call, secrets redacted; FinalizeResult adds it to ``metadata.failure.details``."""
+PARTIAL_WARNING = (
+    "the answering agent did not finish within its time limit ({calls} model calls made): "
+    "judged on its partial trace (allow_partial_trace_scoring)"
+)
 
 ANSWER_ARTIFACTS = (
     ArtifactKeys.RAW_LLM_RESPONSE,
@@ -133,10 +152,18 @@ class GenerateAnswerStage(BaseVerificationStage):
             self._timed_out(context, context.get_artifact(ArtifactKeys.AGENT_METRICS) or {})
 
     def _timed_out(self, context: VerificationContext, metrics: dict[str, Any]) -> None:
+        calls = metrics.get("iterations", 0)
+        trace = context.get_artifact(ArtifactKeys.TRACE_MESSAGES) or []
+        replied = any(isinstance(m, dict) and m.get("role") == "assistant" for m in trace)
+        scoring = bool(config_value(context, "allow_partial_trace_scoring", True))
+        if scoring and replied:
+            context.warnings.append(PARTIAL_WARNING.format(calls=calls))
+            return
+        why = "no reply to judge" if scoring else "not judged: allow_partial_trace_scoring is off"
         context.set_artifact(TIME_BUDGET_SPENT, True)  # failure category: timeout
         context.mark_error(
             "Adapter call failed: the answering agent did not finish within its time limit "
-            f"({metrics.get('iterations', 0)} model calls made; the partial trace is kept)",
+            f"({calls} model calls made; the partial trace is kept, {why})",
             self.name,
         )
 
@@ -190,4 +217,17 @@ class GenerateAnswerStage(BaseVerificationStage):
         if not context.has_artifact(ArtifactKeys.RAW_LLM_RESPONSE):
             context.set_artifact_and_result(ArtifactKeys.RAW_LLM_RESPONSE, "")
         reason = exc.reason if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: {exc}"
-        context.mark_error(f"Adapter call failed: {reason}", self.name)
+        secrets = [*model_secrets(context.answering_model), *env_secrets()]
+        if context.error is None:
+            context.set_artifact(ERROR_DETAILS, exception_details(exc, secrets))
+        context.mark_error(f"Adapter call failed: {redact(reason, secrets)}", self.name)
+
+
+def exception_details(exc: BaseException, secrets: list[str]) -> dict[str, str]:
+    """The type, message and formatted traceback of ``exc`` (its cause chain included),
+    every ``secrets`` value and credential-looking span replaced by ``***``."""
+    return {
+        "exception_type": type(exc).__name__,
+        "exception_message": redact(str(exc), secrets),
+        "traceback": redact("".join(traceback.format_exception(exc)), secrets),
+    }

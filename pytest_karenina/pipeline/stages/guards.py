@@ -28,7 +28,10 @@ class TraceValidationAutoFailStage(BaseAutoFailStage):
     """Fails the item when an agent trace does not end with a usable AI message.
 
     Only agent traces (MCP tools, deep agents) are checked, from their structured
-    ``trace_messages`` when there are any; plain answers and manual traces are trusted.
+    ``trace_messages`` when there are any; plain answers and manual traces are trusted, and
+    so is the partial trace of a run its time limit cut short (``response_timeout_partial``,
+    judged as it is under ``allow_partial_trace_scoring``: its last message may well be a
+    tool call, and the judge then reads the whole trace instead of the final AI message).
     """
 
     @property
@@ -41,6 +44,8 @@ class TraceValidationAutoFailStage(BaseAutoFailStage):
         model = context.answering_model
         context.set_artifact(ArtifactKeys.MCP_ENABLED, bool(model.mcp_urls_dict))
         if not uses_agent(model) or model.interface == "manual":
+            return False
+        if context.get_artifact(ArtifactKeys.RESPONSE_TIMEOUT_PARTIAL) is True:
             return False
         try:
             _check_trace(context)
