@@ -3,6 +3,9 @@
 ``iterations`` counts model turns (assistant messages), ``tool_calls`` the calls made (the
 larger of calls requested and results returned, so a trace cut between the two still
 counts), ``tools_used`` the distinct tool names, ``tool_call_counts`` the calls per tool.
+``refused_tool_calls`` counts the calls the tool call limit refused (the runtime's refusal,
+``Tool call limit exceeded. ...``, was their result): they were never made, so they are in
+none of the other counts.
 A tool call failed when its result says ``is_error``; a result whose text *starts* with a
 tool runtime's own failure wording (``Error executing tool ...``) counts as well, since some
 runtimes return failures as plain text. Answers that merely mention an error, a 500 or
@@ -21,10 +24,23 @@ _FAILURE_OPENINGS = re.compile(
     r"|ToolException\b|Error: tool\b)",
     re.IGNORECASE,
 )
+_REFUSAL = re.compile(
+    r"Tool call limit exceeded\. Do not (make additional tool calls|call '[^']*' again)\."
+)
+"""LangChain's ToolCallLimitMiddleware's whole result for a call it refused."""
+
+
+def refused_tool_result(message: Mapping[str, Any]) -> bool:
+    """Whether a ``tool`` trace message is the tool call limit's refusal of the call."""
+    content = message.get("content")
+    return isinstance(content, str) and bool(_REFUSAL.fullmatch(content.strip()))
 
 
 def failed_tool_result(message: Mapping[str, Any]) -> bool:
-    """Whether a ``tool`` trace message reports a failed call."""
+    """Whether a ``tool`` trace message reports a failed call (a refused call was not made,
+    so it did not fail)."""
+    if refused_tool_result(message):
+        return False
     result = message.get("tool_result") or {}
     if result.get("is_error"):
         return True
@@ -47,14 +63,18 @@ def agent_metrics(
                 calls.append(name)
                 names_by_id[str(call.get("id") or "")] = name
     results = [m for m in trace if m.get("role") == "tool"]
+    refused = [m for m in results if refused_tool_result(m)]
     failed = [m for m in results if failed_tool_result(m)]
     failed_names = sorted({_tool_name(m, names_by_id) for m in failed})
     counts = Counter(calls)
+    counts.subtract(_tool_name(m, names_by_id) for m in refused)
+    made = {name: count for name, count in counts.items() if count > 0}
     return {
         "iterations": iterations,
-        "tool_calls": max(len(calls), len(results)),
-        "tools_used": sorted(counts),
-        "tool_call_counts": dict(sorted(counts.items())),
+        "tool_calls": max(len(calls), len(results)) - len(refused),
+        "tools_used": sorted(made),
+        "tool_call_counts": dict(sorted(made.items())),
+        "refused_tool_calls": len(refused),
         "suspect_failed_tool_calls": len(failed),
         "suspect_failed_tools": failed_names,
         "limit_reached": limit_reached,
@@ -83,6 +103,9 @@ def describe_agent(metrics: Mapping[str, Any]) -> str:
     failed = metrics.get("suspect_failed_tool_calls") or 0
     if failed:
         line += f"; {failed} failed ({', '.join(metrics.get('suspect_failed_tools') or [])})"
+    refused = metrics.get("refused_tool_calls") or 0
+    if refused:
+        line += f"; {refused} refused by the tool call limit"
     if metrics.get("limit_reached"):
         line += "; call limit reached"
     return line

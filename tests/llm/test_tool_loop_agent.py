@@ -242,3 +242,26 @@ def test_the_model_call_limit_the_user_sets_is_the_one_that_applies(
     assert result.turns == calls
     assert result.limit_reached is over
     assert result.final_response == ("" if over else "The sum is 2.")
+
+
+def test_calls_refused_by_the_tool_call_limit_are_counted_apart(
+    openai_server: OpenAIServer, mcp_server: MCPServer, agent: Callable[..., ToolLoopAgent]
+) -> None:
+    """One real call and three refused ones: the refusals are neither calls made nor failed
+    calls (they showed as 4 calls, 3 failed)."""
+    from pytest_karenina.results.agent_metrics import agent_metrics
+
+    openai_server.add_rule({"a": 1, "b": 1}, tool="add", times=4)
+    openai_server.add_rule("The sum is 2.")
+    limits = {"limits": {"tool_call_limit": 1}}
+
+    result = agent(agent_model(openai_server, mcp_server, agent_middleware=limits)).run(
+        QUESTION, RUN
+    )
+
+    assert len(mcp_server.tool_calls("add")) == 1
+    assert result.final_response == "The sum is 2." and not result.limit_reached
+    metrics = agent_metrics(result.trace_messages)
+    assert (metrics["tool_calls"], metrics["refused_tool_calls"]) == (1, 3)
+    assert metrics["tool_call_counts"] == {"add": 1}
+    assert metrics["suspect_failed_tool_calls"] == 0

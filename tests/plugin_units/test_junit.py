@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.plugin.report.junit import (
+    agent_properties,
     rubric_properties,
     user_properties,
     write_suite_properties,
@@ -54,6 +55,19 @@ def test_user_properties_are_scalars_with_empty_strings_for_none() -> None:
 def test_user_properties_of_no_verdicts() -> None:
     """An item without verdicts has no properties."""
     assert user_properties([]) == []
+
+
+def test_agent_properties_count_refused_tool_calls_apart() -> None:
+    result = fields_result(symbol="Ag").model_copy(deep=True)
+    assert result.template is not None
+    result.template.agent_metrics = {
+        "iterations": 5, "tool_calls": 1, "refused_tool_calls": 3,
+        "suspect_failed_tool_calls": 0, "limit_reached": False,
+    }  # fmt: skip
+    properties = dict(agent_properties(result))
+    assert properties["karenina.agent.tool_calls"] == 1
+    assert properties["karenina.agent.refused_tool_calls"] == 3
+    assert properties["karenina.agent.failed_tool_calls"] == 0
 
 
 def test_rubric_properties() -> None:

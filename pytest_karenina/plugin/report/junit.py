@@ -71,7 +71,8 @@ def deep_judgment_rubric_properties(result: VerificationResult) -> list[tuple[st
 
 def agent_properties(result: VerificationResult) -> list[tuple[str, object]]:
     """``karenina.agent.*`` when the answer came from an agent run: model calls, tool calls,
-    failed tool calls, whether it hit its call limit or its time limit."""
+    failed tool calls, calls the tool call limit refused, whether it hit its call limit or its
+    time limit."""
     template = result.template
     metrics = template.agent_metrics if template is not None else None
     if template is None or metrics is None or not is_agent_run(metrics):
@@ -80,6 +81,7 @@ def agent_properties(result: VerificationResult) -> list[tuple[str, object]]:
         ("karenina.agent.model_calls", metrics.get("iterations")),
         ("karenina.agent.tool_calls", metrics.get("tool_calls")),
         ("karenina.agent.failed_tool_calls", metrics.get("suspect_failed_tool_calls")),
+        ("karenina.agent.refused_tool_calls", metrics.get("refused_tool_calls", 0)),
         ("karenina.agent.limit_reached", bool(metrics.get("limit_reached"))),
         ("karenina.agent.timed_out", template.response_timeout_partial),
     ]
