@@ -8,6 +8,7 @@ one worker, while different answers run concurrently in a thread pool.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,20 @@ if TYPE_CHECKING:
     from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.config.verification import VerificationConfig
     from pytest_karenina.rubrics.traits import Rubric
+
+logger = logging.getLogger(__name__)
+
+
+def scenarios_not_run(benchmark: Benchmark) -> str | None:
+    """Why results leave out the benchmark's multi-turn scenarios (None: it has none)."""
+    count = len(benchmark.scenarios or [])
+    if not count:
+        return None
+    return (
+        f"{count} multi-turn scenario(s) of benchmark {benchmark.name!r} are not run "
+        f"(scenarios are not supported yet): the results and the pass rate cover its "
+        f"{len(benchmark.questions)} standalone question(s) only"
+    )
 
 
 @dataclass(frozen=True)
@@ -239,11 +254,15 @@ def run_verification(
 
     Concurrency is ``config.async_max_workers`` threads when
     ``config.async_enabled`` (else 1), unless ``max_workers`` is given.
-    ``workspace_root``: where question workspaces live (agentic parsing).
+    ``workspace_root``: where question workspaces live (agentic parsing). A benchmark's
+    multi-turn scenarios are not run; a logged warning says how many (:func:`scenarios_not_run`).
     """
     missing = agents_unavailable(config) if llm is None else None
     if missing is not None:
         raise AgentsUnavailable(missing)
+    unrun = scenarios_not_run(benchmark)
+    if unrun is not None:
+        logger.warning("%s", unrun)
     factory = llm or LLMStack(config)
     models = StampedModels(factory.answering_models, factory.parsing_models)
     questions = select_questions(benchmark, question_ids)

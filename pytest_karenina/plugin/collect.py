@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoint
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.pipeline.run import replicate_numbers
+from pytest_karenina.pipeline.run import replicate_numbers, scenarios_not_run
 from pytest_karenina.plugin.cost_cap import CostCapReached
 from pytest_karenina.plugin.explain import (
     PipelineError,
@@ -56,6 +57,10 @@ NO_GATED_TRAITS = (
 KARENINA_MARK = pytest.mark.karenina
 """Built once: looking a mark up by name costs ~20 µs (pytest checks it is registered)."""
 _SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
+
+
+class ScenariosNotRunWarning(UserWarning):
+    """A checkpoint holds multi-turn scenarios, which pytest-karenina does not run yet."""
 
 
 def slug(text: str, limit: int = 60) -> str:
@@ -142,6 +147,11 @@ class CheckpointFile(pytest.File):
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
+        unrun = scenarios_not_run(benchmark)
+        if unrun is not None:
+            warnings.warn(
+                ScenariosNotRunWarning(f"karenina: {self.path.name}: {unrun}"), stacklevel=1
+            )
         names: set[str] = set()
         grouped = self.config.stash[SETTINGS_KEY].replicate_policy.groups_replicates
         combinations = model_replicates(self.config.stash[CONFIG_KEY], grouped)
