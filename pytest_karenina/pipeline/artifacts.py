@@ -86,11 +86,16 @@ class ArtifactKeys:
     METRIC_TRAIT_CONFUSION_LISTS = "metric_trait_confusion_lists"
     RUBRIC_EVALUATION_STRATEGY = "rubric_evaluation_strategy"
 
-    # Deep judgment (templates)
+    # Deep judgment (templates): artifacts ParseTemplate sets, named like the fields of the
+    # deep_judgment result section they equal
     DEEP_JUDGMENT_PERFORMED = "deep_judgment_performed"
     EXTRACTED_EXCERPTS = "extracted_excerpts"
     ATTRIBUTE_REASONING = "attribute_reasoning"
     ATTRIBUTES_WITHOUT_EXCERPTS = "attributes_without_excerpts"
+    DEEP_JUDGMENT_STAGES_COMPLETED = "deep_judgment_stages_completed"
+    DEEP_JUDGMENT_MODEL_CALLS = "deep_judgment_model_calls"
+    DEEP_JUDGMENT_EXCERPT_RETRY_COUNT = "deep_judgment_excerpt_retry_count"
+    HALLUCINATION_RISK_ASSESSMENT = "hallucination_risk_assessment"
 
     # Deep judgment (rubrics)
     DEEP_JUDGMENT_RUBRIC_PERFORMED = "deep_judgment_rubric_performed"

@@ -25,6 +25,18 @@ if TYPE_CHECKING:
     from pytest_karenina.llm.ports import ChatPort, StructuredPort
 
 
+FEATURE_FLAGS = (
+    "agentic_parsing", "agentic_judge_context", "agentic_parsing_max_turns",
+    "agentic_parsing_timeout", "workspace_copy", "workspace_cleanup",
+)  # fmt: skip
+"""The ``VerificationConfig`` settings a context carries as fields of its own (seed 004)."""
+
+
+def extract_feature_flags(config: VerificationConfig) -> dict[str, Any]:
+    """The context fields named in :data:`FEATURE_FLAGS`, from ``config``."""
+    return {name: getattr(config, name) for name in FEATURE_FLAGS}
+
+
 @dataclass
 class VerificationContext:
     """Everything a stage may read or write for one question x model pair x replicate.
@@ -36,9 +48,12 @@ class VerificationContext:
     ``judge_agent`` when the parsing model is a deep agent. ``config`` is the run's
     configuration (None only in hand-built contexts, e.g. stage tests).
 
-    Agentic evaluation (seed 004): ``workspace_root`` and the question's
-    ``question_workspace_path``; GenerateAnswer sets ``workspace_path`` (and
-    ``workspace_is_copy``) when ``agentic_parsing`` is on.
+    Agentic evaluation (seed 004, section 8): the run's settings ``agentic_parsing``,
+    ``agentic_judge_context``, ``agentic_parsing_max_turns``, ``agentic_parsing_timeout``,
+    ``workspace_copy`` and ``workspace_cleanup`` (:func:`extract_feature_flags`; the stages
+    read them here, so a stage or ``prepare`` hook that changes one is followed),
+    ``workspace_root`` and the question's ``question_workspace_path``; GenerateAnswer sets
+    ``workspace_path`` (and ``workspace_is_copy``) when ``agentic_parsing`` is on.
 
     Rubrics: ``rubric`` holds the question's own traits, ``global_rubric`` the
     benchmark's global traits and ``dynamic_rubric`` its dynamic traits (graded
@@ -66,6 +81,12 @@ class VerificationContext:
     judge_chat: ChatPort | None = None
     answering_agent: AgentPort | None = None
     judge_agent: AgentPort | None = None
+    agentic_parsing: bool = False
+    agentic_judge_context: str = "workspace_only"
+    agentic_parsing_max_turns: int = 15
+    agentic_parsing_timeout: float = 120.0
+    workspace_copy: bool = True
+    workspace_cleanup: bool = True
     workspace_root: Path | None = None
     question_workspace_path: str | None = None
     workspace_path: Path | None = None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.config.verification import StampedModels
 from pytest_karenina.pipeline.agent_stack import AgentsUnavailable, agents_unavailable
-from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.context import VerificationContext, extract_feature_flags
 from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
@@ -182,6 +182,7 @@ def run_question(
         judge_agent=ports.judge_agent,
         workspace_root=workspace.root if workspace is not None else None,
         question_workspace_path=question.workspace_path,
+        **extract_feature_flags(config),
     )
     if workspace is not None:
         context.set_artifact(WORKSPACE_SLOT, workspace)
@@ -234,10 +235,8 @@ def _workspace_slot(
 ) -> WorkspaceSlot | None:
     if not config.agentic_parsing:
         return None
-    return WorkspaceSlot(
-        root, task.question.id, task.question.workspace_path, replicate=task.replicate,
-        copy=config.workspace_copy, cleanup=config.workspace_cleanup,
-    )  # fmt: skip
+    return WorkspaceSlot(root, task.question.id, task.question.workspace_path,
+                         replicate=task.replicate)  # fmt: skip
 
 
 def run_verification(

@@ -10,7 +10,8 @@ The workspace is resolved once per *answer* (question x answering model x replic
 every judge of a shared answer investigates the files the answering agent left, and it is
 removed after the last of those judges (when ``workspace_cleanup`` is on and it is a copy or
 a fresh directory: an original is never deleted). A question path that leaves the root is
-refused.
+refused. ``workspace_copy`` and ``workspace_cleanup`` are read from the contexts of the
+answer's judges (their fields of those names), not kept here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -100,6 +102,13 @@ def prompt_path(workspace: Path, interface: str) -> str:
     return "/" if interface == "langchain_deep_agents" else str(workspace)
 
 
+class WorkspaceSettings(Protocol):
+    """What a judge's context says about its workspace (a ``VerificationContext``)."""
+
+    workspace_copy: bool
+    workspace_cleanup: bool
+
+
 class WorkspaceSlot:
     """The workspace of one answer group, resolved on first use (by GenerateAnswer) and
     shared by the group's judges; a resolution error is raised again for each of them."""
@@ -111,26 +120,26 @@ class WorkspaceSlot:
         question_path: str | None,
         *,
         replicate: int | None = None,
-        copy: bool = True,
-        cleanup: bool = True,
     ) -> None:
         self.root = root
         self.question_id = question_id
         self.question_path = question_path
         self.replicate = replicate
-        self.copy = copy
-        self.cleanup = cleanup
+        self._users: list[WorkspaceSettings] = []
         self._workspace: Workspace | None = None
         self._error: str | None = None
 
-    def get(self) -> Workspace:
+    def get(self, settings: WorkspaceSettings) -> Workspace:
+        """The group's workspace for a judge whose context is ``settings``: resolved on first
+        use, a copy when that first context's ``workspace_copy`` is on."""
         if self._error is not None:
             raise RuntimeError(self._error)
+        self._users.append(settings)
         if self._workspace is None:
             try:
                 self._workspace = resolve_workspace(
                     self.root, self.question_id, self.question_path,
-                    replicate=self.replicate, copy=self.copy,
+                    replicate=self.replicate, copy=settings.workspace_copy,
                 )  # fmt: skip
             except (RuntimeError, OSError) as exc:
                 self._error = str(exc)
@@ -138,6 +147,9 @@ class WorkspaceSlot:
         return self._workspace
 
     def release(self) -> str | None:
-        """Clean up after the group's last judge; a warning when that failed."""
+        """Clean up after the group's last judge, unless a judge's context turned
+        ``workspace_cleanup`` off (read now, after its stages ran); a warning when that
+        failed."""
         workspace, self._workspace = self._workspace, None
-        return cleanup_workspace(workspace, self.cleanup)
+        users, self._users = self._users, []
+        return cleanup_workspace(workspace, all(user.workspace_cleanup for user in users))

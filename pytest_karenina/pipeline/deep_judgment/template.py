@@ -3,7 +3,7 @@
 :func:`deep_parse` gathers quoted evidence and reasons from it (:mod:`calls`), with search
 rates each quote's hallucination risk (:mod:`search`), then parses the reasoning into the
 template. :class:`TemplateDeepJudgment` is what the ``deep_judgment`` result section and
-stage 10 read.
+stage 10 read; :func:`deep_judgment_artifacts` the artifacts later stages read (seed 002).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_karenina.llm.ports import ChatPort, StructuredPort
+from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.deep_judgment.calls import (
     DeepJudgmentCalls,
     ExcerptSettings,
@@ -39,6 +40,18 @@ from pytest_karenina.templates import BaseAnswer, judge_schema
 
 DEEP_JUDGMENT = "deep_judgment_outcome"
 """Artifact: the item's :class:`TemplateDeepJudgment`, when ParseTemplate ran it."""
+
+NOT_PERFORMED: dict[str, Any] = {
+    ArtifactKeys.DEEP_JUDGMENT_PERFORMED: False,
+    ArtifactKeys.EXTRACTED_EXCERPTS: None,
+    ArtifactKeys.ATTRIBUTE_REASONING: None,
+    ArtifactKeys.DEEP_JUDGMENT_STAGES_COMPLETED: None,
+    ArtifactKeys.DEEP_JUDGMENT_MODEL_CALLS: 0,
+    ArtifactKeys.DEEP_JUDGMENT_EXCERPT_RETRY_COUNT: 0,
+    ArtifactKeys.ATTRIBUTES_WITHOUT_EXCERPTS: None,
+    ArtifactKeys.HALLUCINATION_RISK_ASSESSMENT: None,
+}
+"""The deep-judgment artifacts of a parse without deep judgment (Karenina's values)."""
 
 
 @dataclass
@@ -82,6 +95,15 @@ class TemplateDeepJudgment:
             "deep_judgment_search_enabled": self.search_enabled,
             "hallucination_risk_assessment": self.risks or None,
         }
+
+
+def deep_judgment_artifacts(outcome: TemplateDeepJudgment | None) -> dict[str, Any]:
+    """The deep-judgment artifacts of a parse: the values of ``outcome``'s result section
+    (:data:`NOT_PERFORMED` when the parse had no deep judgment)."""
+    if outcome is None:
+        return dict(NOT_PERFORMED)
+    fields = outcome.section_fields()
+    return {key: fields[key] for key in NOT_PERFORMED}
 
 
 def deep_parse(

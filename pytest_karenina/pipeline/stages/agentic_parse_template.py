@@ -62,10 +62,11 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         return [
             ArtifactKeys.PARSED_ANSWER, ArtifactKeys.PARSING_MODEL_STR,
             ArtifactKeys.INVESTIGATION_TRACE, ArtifactKeys.AGENTIC_PARSING_PERFORMED,
+            ArtifactKeys.DEEP_JUDGMENT_PERFORMED,
         ]  # fmt: skip
 
     def should_run(self, context: VerificationContext) -> bool:
-        if not super().should_run(context) or not config_value(context, "agentic_parsing", False):
+        if not super().should_run(context) or not context.agentic_parsing:
             return False
         insufficient = context.get_artifact(ArtifactKeys.SUFFICIENCY_DETECTED) is False
         trace_failed = context.get_artifact(ArtifactKeys.TRACE_VALIDATION_FAILED) is True
@@ -74,6 +75,7 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         )
 
     def execute(self, context: VerificationContext) -> None:
+        context.set_artifact(ArtifactKeys.DEEP_JUDGMENT_PERFORMED, False)  # never deep judgment
         cls = answer_class(context)
         mode = template_mode(cls)
         if mode in ("regex_only", "trace_only"):
@@ -90,14 +92,13 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         for key, value in ((ArtifactKeys.INVESTIGATION_TRACE, trace),
                            (ArtifactKeys.AGENTIC_PARSING_PERFORMED, True)):  # fmt: skip
             context.set_artifact_and_result(key, value)
-        context.set_artifact(ArtifactKeys.DEEP_JUDGMENT_PERFORMED, False)
         context.set_artifact(ArtifactKeys.TEMPLATE_EVALUATOR, None)
         self._extract(context, cls, raw_class, run, trace)
 
     def _investigate(
         self, context: VerificationContext, raw_class: type[BaseAnswer]
     ) -> AgentResult | None:
-        mode = str(config_value(context, "agentic_judge_context", "workspace_only"))
+        mode = context.agentic_judge_context
         workspace = None if mode == "trace_only" else context.workspace_path
         trace = context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE) or ""
         trace_file = self._materialized(context, workspace, trace, mode)
@@ -109,8 +110,8 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         )  # fmt: skip
         config = AgentRunConfig(
             INVESTIGATION_TASK, question_id=context.question_id, workspace=workspace,
-            max_turns=int(config_value(context, "agentic_parsing_max_turns", 15)),
-            timeout=float(config_value(context, "agentic_parsing_timeout", 120.0)) or None,
+            max_turns=context.agentic_parsing_max_turns,
+            timeout=context.agentic_parsing_timeout or None,
             read_only=True,
         )  # fmt: skip
         agent = context.judge_agent

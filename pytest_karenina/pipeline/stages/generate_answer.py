@@ -85,7 +85,7 @@ class GenerateAnswerStage(BaseVerificationStage):
     def execute(self, context: VerificationContext) -> None:
         slot = context.get_artifact(WORKSPACE_SLOT)
         if isinstance(slot, WorkspaceSlot):
-            workspace = slot.get()  # a RuntimeError (no root, missing source) errors the item
+            workspace = slot.get(context)  # RuntimeError (no root, missing source): item errors
             context.workspace_path = workspace.path
             context.workspace_is_copy = workspace.is_copy
             context.set_artifact(ArtifactKeys.WORKSPACE_PATH, workspace.path)

@@ -1,4 +1,9 @@
-"""Stage 7, ParseTemplate: the judge fills in the template from the answer."""
+"""Stage 7, ParseTemplate: the judge fills in the template from the answer.
+
+Besides the parsed answer it leaves the deep-judgment artifacts (seed 002) for later stages:
+``deep_judgment_performed`` and, with deep judgment, the per-attribute excerpts and
+reasoning and the rest of the ``deep_judgment`` section's values.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,13 @@ from pytest_karenina.pipeline.artifacts import ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
 from pytest_karenina.pipeline.deep_judgment.calls import ExcerptSettings
 from pytest_karenina.pipeline.deep_judgment.search import resolve_search_tool
-from pytest_karenina.pipeline.deep_judgment.template import DEEP_JUDGMENT, deep_parse
+from pytest_karenina.pipeline.deep_judgment.template import (
+    DEEP_JUDGMENT,
+    NOT_PERFORMED,
+    TemplateDeepJudgment,
+    deep_judgment_artifacts,
+    deep_parse,
+)
 from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import (
@@ -56,7 +67,7 @@ class ParseTemplateStage(BaseVerificationStage):
 
     @property
     def produces(self) -> list[str]:
-        return [ArtifactKeys.PARSED_ANSWER]
+        return [ArtifactKeys.PARSED_ANSWER, ArtifactKeys.PARSING_MODEL_STR, *NOT_PERFORMED]
 
     def should_run(self, context: VerificationContext) -> bool:
         if not super().should_run(context):
@@ -73,6 +84,7 @@ class ParseTemplateStage(BaseVerificationStage):
         if mode in ("regex_only", "trace_only"):
             context.set_artifact(ArtifactKeys.PARSED_ANSWER, cls.model_construct())
             context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, f"{mode} (no LLM)")
+            store_deep_judgment(context, None)
             return
         if context.judge_llm is None:
             raise RuntimeError("no parsing model is configured for this run")
@@ -99,6 +111,7 @@ class ParseTemplateStage(BaseVerificationStage):
             return
         context.usage_tracker().record("parsing", reply.usage, judge_label(context))
         store_parsed(context, cls, reply.value)
+        store_deep_judgment(context, None)
 
     def _failed(self, context: VerificationContext, exc: LLMCallError) -> None:
         parse_failed(context, exc, self.name)
@@ -140,6 +153,7 @@ class ParseTemplateStage(BaseVerificationStage):
         context.warnings.extend(outcome.warnings)
         context.set_artifact(DEEP_JUDGMENT, outcome)
         store_parsed(context, cls, outcome.reply)
+        store_deep_judgment(context, outcome)
 
 
 def store_parsed(context: VerificationContext, cls: type[BaseAnswer], reply: Any) -> None:
@@ -148,6 +162,12 @@ def store_parsed(context: VerificationContext, cls: type[BaseAnswer], reply: Any
         parsed: BaseAnswer = strict_rebuild(cls, reply.model_dump())
     context.set_artifact(ArtifactKeys.PARSED_ANSWER, parsed)
     context.set_artifact(ArtifactKeys.PARSING_MODEL_STR, judge_label(context))
+
+
+def store_deep_judgment(context: VerificationContext, outcome: TemplateDeepJudgment | None) -> None:
+    """The deep-judgment artifacts of a successful parse (``outcome`` None: without it)."""
+    for key, value in deep_judgment_artifacts(outcome).items():
+        context.set_artifact(key, value)
 
 
 def parse_failed(context: VerificationContext, exc: LLMCallError, stage: str) -> None:
