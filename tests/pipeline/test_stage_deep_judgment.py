@@ -147,3 +147,35 @@ def test_template_and_rubric_runs_both() -> None:
     assert result.verify_result is True
     assert result.deep_judgment is not None and result.deep_judgment.deep_judgment_performed
     assert result.rubric is not None and result.rubric.regex_trait_scores == {"Paris": True}
+
+
+def test_a_failed_deep_parse_counts_the_calls_it_made() -> None:
+    """Three excerpt replies that are not JSON end the parse; the section said 0 calls."""
+    config = fake_config(deep_judgment_mode="full")
+    fake = FakeLLM().answer(ANSWER).malformed("deep_judgment_excerpts")
+
+    result = run_one(question(CLASSIC), config, fake)
+
+    assert result.metadata.error is not None and "not a JSON object" in result.metadata.error
+    section = result.deep_judgment
+    assert section is not None and section.deep_judgment_performed is False
+    assert section.deep_judgment_model_calls == fake.count("deep_judgment_excerpts") == 3
+    assert section.deep_judgment_stages_completed == []
+    usage = (result.template.usage_metadata or {}) if result.template else {}
+    assert usage["deep_judgment_excerpts"]["input_tokens"] == 3 * 11
+
+
+def test_a_failed_final_parse_keeps_the_stages_done_before_it() -> None:
+    config = fake_config(deep_judgment_mode="full")
+    fake = FakeLLM().answer(ANSWER)
+    fake.on("deep_judgment_excerpts", reply=json.dumps(QUOTED))
+    fake.on("deep_judgment_reasoning", reply=json.dumps(REASONED)).malformed("parsing")
+
+    result = run_one(question(CLASSIC), config, fake)
+
+    section = result.deep_judgment
+    assert result.metadata.error is not None and section is not None
+    assert section.deep_judgment_performed is False
+    assert section.deep_judgment_stages_completed == ["excerpts", "reasoning"]
+    assert section.deep_judgment_model_calls == 2  # a parse that fails for good reports no calls
+    assert section.attribute_reasoning == REASONED

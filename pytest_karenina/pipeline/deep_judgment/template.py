@@ -85,7 +85,7 @@ class TemplateDeepJudgment:
         return {
             "deep_judgment_mode": self.mode,
             "deep_judgment_enabled": True,
-            "deep_judgment_performed": True,
+            "deep_judgment_performed": "parameters" in self.stages_completed,
             "extracted_excerpts": self.extracted_excerpts,
             "attribute_reasoning": self.attribute_reasoning,
             "deep_judgment_stages_completed": list(self.stages_completed),
@@ -119,6 +119,7 @@ def deep_parse(
     extraction_hints: Mapping[str, str] | None = None,
     instructions: Mapping[str, str | None] | None = None,
     search: SearchFunction | None = None,
+    outcome: TemplateDeepJudgment | None = None,
 ) -> TemplateDeepJudgment:
     """Parse ``response`` into ``extraction_class`` through deep judgment.
 
@@ -127,11 +128,14 @@ def deep_parse(
     ``instructions`` maps task ids (``dj_template_*``, ``parsing``) to PromptConfig text.
     With ``search`` (full mode), excerpts get search results and a hallucination rating.
     The final parse uses ``extraction_class`` (the relaxed class of classic parsing), with
-    usage under ``parsing``. A failing call raises :class:`LLMCallError`.
+    usage under ``parsing``. A failing call raises :class:`LLMCallError`; a caller that
+    passes its own ``outcome`` still has what was done until then (the calls that returned,
+    with their usage, and the stages completed), ``deep_judgment_performed`` false.
     """
     told = instructions or {}
     attributes = excerpt_attributes(answer_class)
-    outcome = TemplateDeepJudgment(mode=mode, threshold=settings.threshold)
+    if outcome is None:
+        outcome = TemplateDeepJudgment(mode=mode, threshold=settings.threshold)
     if mode == "full":
         gathered = gather_excerpts(
             judge, question, response, attributes, settings, outcome.calls,

@@ -137,21 +137,26 @@ class ParseTemplateStage(BaseVerificationStage):
         search = None
         if mode == "full" and config_value(context, "deep_judgment_search_enabled", False):
             search = resolve_search_tool(config_value(context, "deep_judgment_search_tool", None))
+        outcome = TemplateDeepJudgment(mode=mode, threshold=settings.threshold)
         try:
-            outcome = deep_parse(
+            deep_parse(
                 chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
                 mode=mode, settings=settings,
                 extraction_hints=hints_for(context, raw_class),
                 instructions={task: prompt_instructions(context, task) for task in tasks},
-                search=search,
+                search=search, outcome=outcome,
             )  # fmt: skip
         except LLMCallError as exc:
-            self._failed(context, exc)
-            return
+            failed = exc
+        else:
+            failed = None
         for key, usage in outcome.calls.usage.items():
             context.usage_tracker().record(key, usage, judge_label(context))
         context.warnings.extend(outcome.warnings)
-        context.set_artifact(DEEP_JUDGMENT, outcome)
+        context.set_artifact(DEEP_JUDGMENT, outcome)  # after a failure too: its calls count
+        if failed is not None:
+            self._failed(context, failed)
+            return
         store_parsed(context, cls, outcome.reply)
         store_deep_judgment(context, outcome)
 
