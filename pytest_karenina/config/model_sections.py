@@ -1,10 +1,9 @@
 """The small models a :class:`~pytest_karenina.config.model.ModelConfig` is built from.
 
 ``RetryPolicy`` (Karenina's per-error-category retry budgets, spec 4.5) and
-``ErrorPatternConfig`` are fully typed. The agent models (``AgentMiddlewareConfig``,
-``AgentRuntimeConfig``) belong to features pytest-karenina does not run yet (MCP
-agents, deep agents): they accept whatever Karenina writes so presets load, and
-nothing reads them.
+``ErrorPatternConfig`` are fully typed. The agent models accept whatever Karenina writes so
+presets load: of ``AgentMiddlewareConfig`` only the call limits are read (the other keys are
+carried); an ``AgentRuntimeConfig`` is refused (``config/rules.py``, ``MODEL_NOT_BUILT``).
 """
 
 from __future__ import annotations
@@ -122,7 +121,7 @@ class _Carried(BaseModel):
 
 
 class AgentLimitConfig(_Carried):
-    """Call limits of an agent run (MCP agents; not run yet)."""
+    """Call limits of an agent run (``exit_behavior`` is carried: a limit always ends it)."""
 
     model_call_limit: int = Field(default=25, ge=1)
     tool_call_limit: int = Field(default=50, ge=1)
@@ -130,10 +129,8 @@ class AgentLimitConfig(_Carried):
 
 
 class AgentMiddlewareConfig(_Carried):
-    """Agent middleware of an MCP-enabled answering model (not run yet).
-
-    Carried unchanged so that Karenina presets load; only ``limits`` is typed.
-    """
+    """Agent middleware of an agent model: ``limits`` bound its runs; the other keys are
+    carried unchanged so that Karenina presets load."""
 
     limits: AgentLimitConfig = Field(default_factory=AgentLimitConfig)
     model_retry: dict[str, Any] = Field(default_factory=dict)
@@ -143,4 +140,4 @@ class AgentMiddlewareConfig(_Carried):
 
 
 class AgentRuntimeConfig(_Carried):
-    """Sandboxing of a deep-agent model (not run yet); any keys are carried unchanged."""
+    """Sandboxing of a deep-agent model: not built yet, so a model that sets one is refused."""

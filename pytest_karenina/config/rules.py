@@ -4,13 +4,16 @@
   absent fields, the default answering system prompt, keys Karenina accepts and
   drops, and the instruction shortcuts folded into ``prompt_config``.
 * :func:`rule_violations` (after validation, spec 4.3): the cross-field rules.
-* :func:`unsupported_features`: settings asking for features not built yet.
+* :func:`unsupported_features`: settings asking for features not built yet (the
+  :data:`NOT_BUILT` table: any value but the default is refused).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
@@ -205,6 +208,55 @@ def _agentic_violations(config: VerificationConfig) -> Iterator[str]:
         )
 
 
+NOT_BUILT: tuple[tuple[str, str, str], ...] = (
+    ("batch_timeout_seconds", "a time limit on a whole batch",
+     "request_timeout and max_call_seconds bound each call"),
+    ("task_ordering", "a task order other than 'auto'",
+     "tasks run in question order, each question's answering models in turn"),
+    ("answerer_concurrency_limits", "a task cap per answering model",
+     "cap a model's requests with its max_concurrent_requests"),
+    ("agentic_parsing_trigger", "dynamic agentic parsing (investigate only when needed)", ""),
+    ("agentic_rubric_strategy", "grading agentic rubric traits", ""),
+    ("agentic_rubric_parallel", "grading agentic rubric traits", ""),
+    ("workspace_output_mode", "saving final workspaces", ""),
+    ("workspace_output_dir", "saving final workspaces", ""),
+    ("workspace_output_exclude_patterns", "saving final workspaces", ""),
+    ("replay_store", "Karenina's replay of earlier results",
+     "record and replay LLM calls with --karenina-replay"),
+    ("replay_parse_on_hydration_mismatch", "Karenina's replay of earlier results", ""),
+    ("skip_triples", "resuming a run", ""),
+)  # fmt: skip
+"""(field, feature, extra hint): ``VerificationConfig`` settings whose default is all
+pytest-karenina runs; any other value is refused (docs/configuration.md lists every field)."""
+MODEL_NOT_BUILT: tuple[tuple[str, str, str], ...] = (
+    ("agent_runtime", "an agent runtime setting (backend, sandbox)", ""),
+    ("max_context_tokens", "summarizing long agent conversations", ""),
+)
+"""The same for ``ModelConfig`` fields, checked on every answering and parsing model."""
+
+
+def _not_built(
+    model: BaseModel, table: tuple[tuple[str, str, str], ...], prefix: str = ""
+) -> Iterator[UnsupportedFeature]:
+    fields = type(model).model_fields
+    for name, feature, extra in table:
+        value = getattr(model, name)
+        default = fields[name].get_default(call_default_factory=True)
+        if value == default:
+            continue
+        hint = f"leave it {json.dumps(default)}" + (f"; {extra}" if extra else "")
+        yield UnsupportedFeature(f"{prefix}{name}", _shown(value), feature, hint)
+
+
+def _shown(value: Any) -> Any:
+    """``value`` as an error message shows it: scalars and lists of strings as they are."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return str(value) if isinstance(value, PurePath) else "<set>"
+
+
 def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]:
     """Every setting that would switch on a feature pytest-karenina cannot run yet."""
     found: list[UnsupportedFeature] = []
@@ -220,6 +272,7 @@ def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]
                 "db_config", "<set>", "database persistence of results", "leave it null"
             )
         )
+    found.extend(_not_built(config, NOT_BUILT))
     for path, model in roles(config):
         if model.interface not in SUPPORTED_INTERFACES:
             found.append(
@@ -230,4 +283,5 @@ def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]
                     f"use one of {', '.join(map(repr, SUPPORTED_INTERFACES))}",
                 )
             )
+        found.extend(_not_built(model, MODEL_NOT_BUILT, f"{path}."))
     return found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,12 +143,12 @@ def test_lists_of_models_and_replicates() -> None:
         config(replicate_count=0)
 
 
-def test_dump_and_reload_round_trip(tmp_path: Path) -> None:
+def test_dump_and_reload_round_trip() -> None:
     built = config(
         evaluation_mode="template_and_rubric",
-        workspace_output_dir=tmp_path,
         few_shot_config={"pool_mode": "k-shot", "pool_k": 2},
-        answerer_concurrency_limits={"gpt": 2},
+        custom_error_patterns=[{"pattern": "queue is full", "category": "rate_limit"}],
+        scenario_turn_limit=5,
     )
     again = VerificationConfig.model_validate_json(built.model_dump_json())
     assert again == built
