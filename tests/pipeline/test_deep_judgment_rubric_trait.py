@@ -37,6 +37,9 @@ def test_retries_only_while_no_quote_is_valid_and_then_the_trait_has_no_value() 
     outcome = judge_trait(judge, CLEAR, ANSWER, TraitSettings(retry_attempts=1))
     assert outcome.value is None and outcome.excerpt_validation_failed
     assert outcome.retries == 1 and outcome.model_calls == 2
+    metadata = outcome.metadata()  # Karenina's meanings: the failed stage is not completed,
+    assert metadata["stages_completed"] == []  # and had_excerpts says the trait quotes
+    assert metadata["had_excerpts"] is True and metadata["excerpt_validation_failed"] is True
     assert '"It cures cancer." (similarity' in judge.requests[1][1][-1].content
 
 
@@ -58,6 +61,9 @@ def test_without_excerpts_the_reasoning_reads_the_answer_and_failures_are_trait_
         ScriptedJudge("Conclusion: unclear.", "maybe"), CLEAR, ANSWER, TraitSettings(excerpts=False)
     )
     assert unreadable.value is None and unreadable.error is not None
+    assert unreadable.metadata()["stages_completed"] == ["reasoning_generation"]
+    assert unreadable.metadata()["had_excerpts"] is False
+    assert unreadable.metadata()["error"] == unreadable.error
     assert not unreadable.excerpt_validation_failed
 
 

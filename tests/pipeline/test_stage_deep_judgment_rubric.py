@@ -73,7 +73,7 @@ def test_grounded_traits_are_scored_and_the_section_records_every_step() -> None
     section = result.deep_judgment_rubric
     assert section is not None and section.deep_judgment_rubric_performed
     assert section.deep_judgment_rubric_scores == {"Grounded": True, "Depth": 2}
-    assert section.standard_rubric_scores is None
+    assert section.standard_rubric_scores == {}  # Karenina's empty map
     excerpts = section.extracted_rubric_excerpts or {}
     assert excerpts["Depth"][0]["text"] == "sits on the river Seine"
     assert excerpts["Depth"][0]["similarity_score"] == 1.0
@@ -82,7 +82,7 @@ def test_grounded_traits_are_scored_and_the_section_records_every_step() -> None
         "model_calls": 3, "had_excerpts": True, "excerpt_retry_count": 0,
         "excerpt_validation_failed": False,
     }  # fmt: skip
-    assert section.traits_without_valid_excerpts is None
+    assert section.traits_without_valid_excerpts == []
     assert (section.total_deep_judgment_model_calls, section.total_traits_evaluated) == (6, 2)
     usage = (result.template.usage_metadata or {}) if result.template else {}
     assert usage["rubric_evaluation"]["input_tokens"] == 6 * 11
@@ -104,7 +104,12 @@ def test_a_trait_without_a_valid_quote_fails_the_answer_at_stage_12() -> None:
     )
     section = result.deep_judgment_rubric
     assert section is not None and section.traits_without_valid_excerpts == ["Grounded"]
-    assert section.total_excerpt_retries == 1 and section.deep_judgment_rubric_scores is None
+    assert section.total_excerpt_retries == 1 and section.deep_judgment_rubric_scores == {}
+    assert section.total_traits_evaluated == 0  # traits that got a grade, as in Karenina
+    assert (section.trait_metadata or {})["Grounded"] == {
+        "stages_completed": [], "model_calls": 2, "had_excerpts": True,
+        "excerpt_retry_count": 1, "excerpt_validation_failed": True,
+    }  # fmt: skip
     rubric = result.rubric
     assert rubric is not None and rubric.llm_trait_scores is None and rubric.trait_errors is None
     (warning,) = [w for w in result.metadata.warnings if w.startswith("deep judgment:")]
@@ -190,7 +195,12 @@ def test_a_failing_call_is_a_trait_error_and_never_an_excerpt_failure() -> None:
     rubric = result.rubric
     assert rubric is not None and rubric.trait_errors == {"Grounded": "deep judgment: server down"}
     section = result.deep_judgment_rubric
-    assert section is not None and section.traits_without_valid_excerpts is None
+    assert section is not None and section.traits_without_valid_excerpts == []
+    assert (section.trait_metadata or {})["Grounded"] == {
+        "stages_completed": [], "model_calls": 0, "had_excerpts": True,
+        "excerpt_retry_count": 0, "excerpt_validation_failed": False,
+        "error": "deep judgment: server down",
+    }  # fmt: skip
 
 
 def test_a_strict_replay_miss_errors_the_item() -> None:
@@ -238,7 +248,7 @@ def test_a_near_verbatim_quote_passes_the_one_threshold() -> None:
     result = run([GROUNDED], fake)
 
     section = result.deep_judgment_rubric
-    assert section is not None and section.traits_without_valid_excerpts is None
+    assert section is not None and section.traits_without_valid_excerpts == []
     (quote,) = (section.extracted_rubric_excerpts or {})["Grounded"]
     assert 0.9 <= quote["similarity_score"] < 1.0
 

@@ -7,6 +7,10 @@ whole answer when the trait quotes nothing), and a last call turns it into the v
 clamped to the trait's own bounds (a declared 0 stays 0). A failing call is an error of the
 trait, never an excerpt failure. Boolean and score traits only: literal and template-kind
 traits are graded the plain way.
+
+A stage counts as completed when it succeeded, as in Karenina: excerpt extraction when a
+quote was valid, score extraction when the verdict could be read. ``had_excerpts`` says
+whether the trait quotes at all (Karenina's meaning); the quotes kept are in ``excerpts``.
 """
 
 from __future__ import annotations
@@ -81,20 +85,25 @@ class TraitDeepJudgment:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     """The last attempt's rejected quotes."""
     threshold: float = 0.8
+    excerpts_enabled: bool = True
     risk: dict[str, Any] | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
     def metadata(self) -> dict[str, Any]:
-        """The trait's ``trait_metadata`` entry of the ``deep_judgment_rubric`` section."""
-        return {
+        """The trait's ``trait_metadata`` entry of the ``deep_judgment_rubric`` section (with
+        ``error`` when a call failed, as in Karenina)."""
+        found: dict[str, Any] = {
             "stages_completed": list(self.stages_completed),
             "model_calls": self.model_calls,
-            "had_excerpts": bool(self.excerpts),
+            "had_excerpts": self.excerpts_enabled,
             "excerpt_retry_count": self.retries,
             "excerpt_validation_failed": self.excerpt_validation_failed,
         }
+        if self.error is not None:
+            found["error"] = self.error
+        return found
 
     def ungrounded(self) -> str:
         """Why the trait has no valid quote (see :func:`excerpts.ungrounded_line`)."""
@@ -206,15 +215,17 @@ def judge_trait(
     call rates their hallucination risk before the reasoning, which is shown the ratings.
     """
     told = instructions or {}
-    outcome = TraitDeepJudgment(trait.name, threshold=settings.threshold)
+    outcome = TraitDeepJudgment(
+        trait.name, threshold=settings.threshold, excerpts_enabled=settings.excerpts
+    )
     try:
         quoted: list[dict[str, Any]] | None = None
         if settings.excerpts:
             quoted = _excerpts(judge, trait, answer, settings, outcome, told.get(EXCERPT_TASK))
-            outcome.stages_completed.append("excerpt_extraction")
             if not quoted:
                 outcome.excerpt_validation_failed = True
                 return outcome
+            outcome.stages_completed.append("excerpt_extraction")
             outcome.excerpts = quoted
             if settings.search and search is not None:
                 _assess(judge, question, search, outcome, told.get(HALLUCINATION_TASK))
@@ -232,9 +243,10 @@ def judge_trait(
             instructions=told.get(SCORE_TASK),
         ), shape)  # fmt: skip
         outcome.value = _verdict(text, trait)
-        outcome.stages_completed.append("score_extraction")
         if outcome.value is None:
             outcome.error = "deep judgment: the verdict reply could not be read"
+        else:
+            outcome.stages_completed.append("score_extraction")
     except ReplayMiss:
         raise  # a missing recording is a problem of the run: the item errors
     except LLMCallError as exc:

@@ -56,21 +56,28 @@ class RubricDeepJudgment:
         return [self.traits[name].ungrounded() for name in self.without_excerpts()]
 
     def section(self) -> VerificationResultDeepJudgmentRubric:
-        """The ``deep_judgment_rubric`` result section; empty maps become None."""
+        """The ``deep_judgment_rubric`` result section, as Karenina writes it once a trait
+        was deep-judged: empty maps and lists as ``{}`` and ``[]`` (the hallucination risks
+        None without any), ``total_traits_evaluated`` counting the traits that got a grade.
+        Before any trait was (the section of an evaluation that never ran), None."""
+        if not self.performed:
+            return VerificationResultDeepJudgmentRubric(
+                standard_rubric_scores=self.standard_scores or None
+            )
         traits = self.traits.values()
         scores = {t.name: t.value for t in traits if t.value is not None}
         risks = {t.name: t.risk for t in traits if t.risk is not None}
         return VerificationResultDeepJudgmentRubric(
-            deep_judgment_rubric_performed=self.performed,
-            extracted_rubric_excerpts={t.name: t.excerpts for t in traits if t.excerpts} or None,
-            rubric_trait_reasoning={t.name: t.reasoning for t in traits if t.reasoning} or None,
-            deep_judgment_rubric_scores=scores or None,
-            standard_rubric_scores=self.standard_scores or None,
-            trait_metadata={t.name: t.metadata() for t in traits} or None,
-            traits_without_valid_excerpts=self.without_excerpts() or None,
+            deep_judgment_rubric_performed=True,
+            extracted_rubric_excerpts={t.name: t.excerpts for t in traits if t.excerpts},
+            rubric_trait_reasoning={t.name: t.reasoning for t in traits if t.reasoning},
+            deep_judgment_rubric_scores=scores,
+            standard_rubric_scores=dict(self.standard_scores),
+            trait_metadata={t.name: t.metadata() for t in traits},
+            traits_without_valid_excerpts=self.without_excerpts(),
             rubric_hallucination_risk_assessment=risks or None,
             total_deep_judgment_model_calls=sum(t.model_calls for t in traits),
-            total_traits_evaluated=len(self.traits),
+            total_traits_evaluated=len(scores),
             total_excerpt_retries=sum(t.retries for t in traits),
         )
 
