@@ -41,9 +41,7 @@ class LeakyPort:
 
 
 def test_secrets_never_reach_the_error_or_its_details() -> None:
-    config = fake_config(
-        answering_models=[answering_model(endpoint_api_key=SecretStr(CANARY))]
-    )
+    config = fake_config(answering_models=[answering_model(endpoint_api_key=SecretStr(CANARY))])
 
     def leaky(context: VerificationContext) -> None:
         context.answering_llm = LeakyPort()  # type: ignore[assignment]

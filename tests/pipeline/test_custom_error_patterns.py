@@ -85,11 +85,17 @@ class QueueFull(ConnectionError):
     ("pattern", "expected"),
     [
         (ErrorPatternConfig(pattern="queue full", category="permanent"), "permanent"),
-        (ErrorPatternConfig(pattern="QueueFull", category="timeout", match_type="type_name"),
-         "timeout"),  # fmt: skip
+        (
+            ErrorPatternConfig(pattern="QueueFull", category="timeout", match_type="type_name"),
+            "timeout",
+        ),
         # Type names match exactly, not along the class hierarchy (as in Karenina).
-        (ErrorPatternConfig(pattern="ConnectionError", category="permanent",
-                            match_type="type_name"), "connection"),  # fmt: skip
+        (
+            ErrorPatternConfig(
+                pattern="ConnectionError", category="permanent", match_type="type_name"
+            ),
+            "connection",
+        ),
     ],
 )
 def test_user_rules_come_before_the_built_in_ones(
