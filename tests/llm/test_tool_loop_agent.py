@@ -265,3 +265,18 @@ def test_calls_refused_by_the_tool_call_limit_are_counted_apart(
     assert (metrics["tool_calls"], metrics["refused_tool_calls"]) == (1, 3)
     assert metrics["tool_call_counts"] == {"add": 1}
     assert metrics["suspect_failed_tool_calls"] == 0
+
+
+def test_mcp_sessions_close_cleanly(
+    openai_server: OpenAIServer, mcp_server: MCPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A session opened under ``asyncio.wait_for`` cannot be left on Python 3.11 (it was
+    entered in another task): Karenina's MCP runs crash so, and ours failed to close."""
+    openai_server.add_rule("Paris.")
+    runner = ToolLoopAgent(agent_model(openai_server, mcp_server))
+
+    assert runner.run(QUESTION, RUN).final_response == "Paris."
+    with caplog.at_level("WARNING", logger="pytest_karenina.llm.agents.mcp_tools"):
+        runner.close()
+
+    assert caplog.records == []

@@ -10,6 +10,7 @@ replaces descriptions (the model sees the override; the server is unchanged).
 from __future__ import annotations
 
 import asyncio
+import logging
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     from pytest_karenina.config.model import ModelConfig
 
 TOOL_LIST_TIMEOUT = 30.0
-"""Seconds to list a server's tools (Karenina's bound too)."""
+"""Seconds to open a server's session (Karenina's bound too)."""
+logger = logging.getLogger(__name__)
 
 
 class MCPToolsError(ConnectionError):
@@ -67,8 +69,12 @@ class MCPTools:
             raise
 
     async def _hold(self, ready: asyncio.Future[list[BaseTool]], closed: asyncio.Event) -> None:
-        """Open every server's session, hand out the tools, keep the sessions until closed
-        (anyio needs them entered and left in one task)."""
+        """Open every server's session, hand out the tools, keep the sessions until closed.
+
+        anyio needs a session entered and left in one task: this one. The time limit is
+        ``asyncio.timeout``, never ``asyncio.wait_for``, which on Python 3.11 enters the
+        session in a task of its own, so leaving it fails (Karenina's MCP runs crash so).
+        """
         from langchain_mcp_adapters.client import MultiServerMCPClient
         from langchain_mcp_adapters.tools import load_mcp_tools
 
@@ -77,15 +83,19 @@ class MCPTools:
             async with AsyncExitStack() as stack:
                 tools: list[BaseTool] = []
                 for name in self.model.mcp_urls_dict or {}:
-                    session = await asyncio.wait_for(
-                        stack.enter_async_context(client.session(name)), TOOL_LIST_TIMEOUT
-                    )
+                    async with asyncio.timeout(TOOL_LIST_TIMEOUT):
+                        session = await stack.enter_async_context(client.session(name))
                     tools += await load_mcp_tools(session, server_name=name)
                 ready.set_result(self._shaped(tools))
                 await closed.wait()
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(self._error(exc))
+            else:  # the run is over; say so rather than leave sessions half closed unnoticed
+                logger.warning(
+                    "closing the MCP sessions of model %r failed: %s: %s",
+                    self.model.id, type(exc).__name__, redact(_innermost(exc)),
+                )  # fmt: skip
         finally:
             if self._tools is ready:  # sessions gone: the next run opens new ones
                 self._tools = None
