@@ -138,6 +138,7 @@ class ParseTemplateStage(BaseVerificationStage):
         if mode == "full" and config_value(context, "deep_judgment_search_enabled", False):
             search = resolve_search_tool(config_value(context, "deep_judgment_search_tool", None))
         outcome = TemplateDeepJudgment(mode=mode, threshold=settings.threshold)
+        failed: LLMCallError | None = None
         try:
             deep_parse(
                 chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
@@ -148,8 +149,6 @@ class ParseTemplateStage(BaseVerificationStage):
             )  # fmt: skip
         except LLMCallError as exc:
             failed = exc
-        else:
-            failed = None
         for key, usage in outcome.calls.usage.items():
             context.usage_tracker().record(key, usage, judge_label(context))
         context.warnings.extend(outcome.warnings)
