@@ -71,8 +71,8 @@ def test_an_mcp_agent_answers_and_its_trace_reaches_the_result(
     assert template.recursion_limit_reached is False
     assert template.agent_metrics == {
         "iterations": 2, "tool_calls": 1, "tools_used": ["lookup_capital"],
-        "tool_call_counts": {"lookup_capital": 1}, "suspect_failed_tool_calls": 0,
-        "suspect_failed_tools": [], "limit_reached": False,
+        "tool_call_counts": {"lookup_capital": 1}, "refused_tool_calls": 0,
+        "suspect_failed_tool_calls": 0, "suspect_failed_tools": [], "limit_reached": False,
     }  # fmt: skip
     usage = template.usage_metadata or {}
     assert usage["answer_generation"]["input_tokens"] > 0
