@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.deciding_stage import note_decision, verdict_state
 from pytest_karenina.pipeline.retries import note_llm_failure
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stage_list import default_stages
@@ -86,6 +87,8 @@ class StageOrchestrator:
     included) is recorded as the context's error,
     ``"Stage <name> raised exception: <Type>: <message>"``, so the run
     goes on to the finalizer: one broken stage never loses the item's result.
+    After each stage it notes whether the stage changed ``verify_result`` and the reason
+    it gave (:mod:`.deciding_stage`): the last stage that changed it decided the verdict.
     """
 
     def __init__(self, stages: Sequence[VerificationStage]) -> None:
@@ -104,6 +107,7 @@ class StageOrchestrator:
             if not (_always_runs(stage) or stage.should_run(context)):
                 logger.debug("%s: skipping %s", context.question_id, stage.name)
                 continue
+            before = verdict_state(context)
             try:
                 stage.execute(context)
             except (Exception, SystemExit) as exc:  # template code may call sys.exit()
@@ -112,6 +116,7 @@ class StageOrchestrator:
                     f"Stage {stage.name} raised exception: {type(exc).__name__}: {exc}",
                     stage=stage.name,
                 )
+            note_decision(context, stage, before)
         return context.get_artifact(FINAL_RESULT)
 
     @classmethod

@@ -13,6 +13,12 @@ from pytest_karenina.pipeline.usage import UsageTracker
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 
+VERDICT_REASON = "verdict_reason"
+"""Artifact a stage may set while it runs: why it changed (or forced) the verdict, in words,
+e.g. ``"deep judgment: no verbatim quote for codename"``. The orchestrator moves it to the
+stage's entry of :data:`~pytest_karenina.pipeline.deciding_stage.STAGE_REASONS`, and the
+reports name the stage with it."""
+
 
 @runtime_checkable
 class VerificationStage(Protocol):
@@ -116,7 +122,8 @@ class BaseAutoFailStage(BaseVerificationStage):
 
     ``should_run`` decides whether the condition holds (after the base checks);
     subclasses may skip when an earlier failure already decided the item, give a
-    reason for the log and set extra result fields.
+    reason (logged, and the :data:`VERDICT_REASON` that ``metadata.failure`` and the reports
+    show) and set extra result fields.
     """
 
     def should_run(self, context: VerificationContext) -> bool:
@@ -134,11 +141,8 @@ class BaseAutoFailStage(BaseVerificationStage):
         """Hook for stage-specific result fields; nothing by default."""
 
     def execute(self, context: VerificationContext) -> None:
-        logger.warning(
-            "%s: auto-fail at stage %s: %s",
-            context.question_id,
-            self.name,
-            self._get_autofail_reason(context),
-        )
+        reason = self._get_autofail_reason(context)
+        logger.warning("%s: auto-fail at stage %s: %s", context.question_id, self.name, reason)
+        context.set_artifact(VERDICT_REASON, reason)
         context.record_autofail(self.name)
         self._set_additional_failure_fields(context)

@@ -76,6 +76,17 @@ def update_baseline(
     )
 
 
+def error_reasons(summary: RunSummary) -> dict[Key, str]:
+    """Per question and answering model, why its first errored item errored (the first line
+    of its explanation, else its outcome)."""
+    found: dict[Key, str] = {}
+    for payload in summary.payloads.values():
+        if payload.category.is_error and payload.question_id is not None:
+            key = (payload.question_id, payload.answering_model or "?")
+            found.setdefault(key, summary.reasons.get(payload.nodeid) or payload.category.value)
+    return found
+
+
 class BaselineGate:
     """Reads the baseline when the run starts (a missing or broken file is a usage error;
     an update reads it only to keep the entries of unchanged questions), then settles the
@@ -119,10 +130,10 @@ class BaselineGate:
             return
         found = diff(
             path.name, self.entries, current, self.settings.score_tolerance,
-            summary.lower_is_better, kept,
+            summary.lower_is_better, kept, error_reasons(summary),
         )  # fmt: skip
         # An item whose xdist worker died names no question: it may hide a regression.
-        found.regressions += [
+        found.errors += [
             f"{payload.nodeid}: its worker crashed (question unknown)"
             for payload in summary.payloads.values()
             if payload.question_id is None

@@ -247,8 +247,11 @@ class QuestionItem(pytest.Item):
         if self.model_replicate.replicates:
             self.vote = vote(self.verdicts, settings.replicate_policy, settings.flaky)
         self.user_properties.extend(user_properties(self.verdicts, self.vote, settings.ci.prices))
+        # The pipeline's errors, and template code that raised (a broken benchmark).
         errors = [
-            r for r in self.results if r.metadata.error or not r.metadata.completed_without_errors
+            v.result
+            for v in self.verdicts
+            if v.category.is_error and v.category is not Outcome.RUBRIC_ERROR
         ]
         if errors:
             raise PipelineError(explain_error(errors))

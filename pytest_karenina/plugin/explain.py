@@ -16,9 +16,12 @@ from pytest_karenina.plugin.verdict import (
     Verdict,
     field_rows,
     overrides,
+    overriding_failure,
     template_deciding_stage,
+    template_error_of,
 )
 from pytest_karenina.results.agent_metrics import describe_agent, is_agent_run
+from pytest_karenina.results.classify import TEMPLATE_ERROR
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
@@ -92,18 +95,29 @@ def failure_headline(verdicts: Sequence[Verdict], facts: FieldFacts) -> str:
     failing = [v for v in verdicts if v.category not in (Outcome.PASS, Outcome.NO_VERDICT)]
     if not failing:
         return "verification failed"
-    reason = _reason(failing[0], facts)
+    reason = result_reason(failing[0], facts)
     more = len(failing) - 1
     return f"{reason} (and {more} more result{'s' if more > 1 else ''})" if more else reason
 
 
-def _reason(verdict: Verdict, facts: FieldFacts) -> str:
+def result_reason(verdict: Verdict, facts: FieldFacts) -> str:
+    """Why one result did not pass, in one line: the template error; the reason of the stage
+    that forced a false verdict (``deep judgment: no verbatim quote for codename``,
+    ``ToxicityCheck: toxicity_score 0.9``); the override; the wrong fields; the failing
+    rubric trait."""
+    if verdict.category is Outcome.TEMPLATE_ERROR:
+        return printable(template_error_of(verdict.result) or "template error")
+    if verdict.category.is_error:
+        return error_line(verdict.result)
+    forced = overriding_failure(verdict)
     template = verdict.result.template
     if template is not None and template.verify_result is False:
         if template.abstention_override_applied:
             return f"abstained: {short(template.abstention_reasoning, MAX_VALUE)}"
         if template.sufficiency_override_applied:
             return f"insufficient answer: {short(template.sufficiency_reasoning, MAX_VALUE)}"
+        if forced is not None:
+            return printable(forced.reason)
         rows = field_rows(verdict.result, facts)
         wrong = [r for r in rows if r["passed"] is False or r["differs"]]
         if wrong:
@@ -119,6 +133,8 @@ def _reason(verdict: Verdict, facts: FieldFacts) -> str:
         if template.field_verification_error:
             return f"verify() raised: {printable(template.field_verification_error)}"
         return "verify() returned False"
+    if forced is not None:
+        return printable(forced.reason)
     if verdict.failing_traits:
         check = verdict.failing_traits[0]
         return f"rubric {check.name}: {short(check.value)}, needs {check.bound}"
@@ -152,14 +168,26 @@ def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
     return "\n".join(lines)
 
 
+def error_line(result: VerificationResult) -> str:
+    """Why the pipeline of ``result`` could not decide, in one line: stage, category and
+    message of its error, or the template error (the template's code raised)."""
+    meta = result.metadata
+    fault = template_error_of(result)
+    if fault is not None and not meta.error and meta.completed_without_errors:
+        return printable(fault)
+    failure = meta.failure
+    where = f" in {failure.stage} ({failure.category})" if failure else ""
+    return f"error{where}: {printable(meta.error or 'unknown error')}"
+
+
 def explain_error(results: Sequence[VerificationResult]) -> str:
-    """Why the pipeline could not decide, per result: stage, category, message."""
+    """Why the pipeline could not decide, per result: :func:`error_line`, then the models."""
     lines = []
     for result in results:
-        failure = result.metadata.failure
-        where = f" in {failure.stage} ({failure.category})" if failure else ""
-        lines.append(f"error{where}: {printable(result.metadata.error or 'unknown error')}")
-        lines.append(f"  {_models(result)}")
+        line = error_line(result)
+        lines += [line, f"  {_models(result)}"]
+        if line.startswith(TEMPLATE_ERROR):
+            lines.append("  the template's code raised: a broken benchmark, not a wrong answer")
     return "\n".join(lines)
 
 

@@ -4,6 +4,8 @@ decided, each field expected vs parsed, overrides applied).
 Outcomes:
 
 * ``error:<failure category>``: the pipeline failed (template, LLM, replay...);
+* ``error:template``: the template's code raised (``verify()``, ``verify_granular()``, a
+  regex pattern): a broken benchmark, although Karenina's fields record a false verdict;
 * ``error:rubric``: rubrics gate and a gated trait has no value (a callable that
   cannot load, a judge call that failed): nothing unmeasured counts as a pass;
 * ``error:worker_crashed``: the xdist worker running the item died;
@@ -19,12 +21,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.results.classify import template_error
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.templates import TemplateError, compile_template
 from pytest_karenina.templates.primitives.base import TracePrimitive
 
 if TYPE_CHECKING:
-    from pytest_karenina.results import VerificationResult
+    from pytest_karenina.results import Failure, VerificationResult
     from pytest_karenina.rubrics.traits import Rubric, RubricTrait
 
 
@@ -57,6 +60,8 @@ class Outcome(StrEnum):
     UNEXPECTED_ERROR = "error:unexpected_error"
     REPLAY_ERROR = "error:replay"
     """Strict replay had no recording for a call (``failure.details["replay_miss"]``)."""
+    TEMPLATE_ERROR = "error:template"
+    """The template's code raised while judging the answer (:func:`template_error_of`)."""
 
     @property
     def is_error(self) -> bool:
@@ -123,6 +128,15 @@ def _template_outcome(result: VerificationResult) -> Outcome | None:
     return Outcome.VERIFY_FAIL
 
 
+def template_error_of(result: VerificationResult) -> str | None:
+    """``template error: verify() raised ... (template line N)`` when the template's code
+    raised while judging the answer (from the result's warnings, or its
+    ``field_verification_error``), else None."""
+    template = result.template
+    raised = template.field_verification_error if template is not None else None
+    return template_error(result.metadata.warnings, raised)
+
+
 def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating: bool) -> Outcome:
     """The outcome of one result (see the module docstring)."""
     meta = result.metadata
@@ -130,6 +144,8 @@ def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating:
         if meta.failure is not None and (meta.failure.details or {}).get("replay_miss"):
             return Outcome.REPLAY_ERROR
         return Outcome.of_failure(meta.failure.category if meta.failure else None)
+    if template_error_of(result) is not None:
+        return Outcome.TEMPLATE_ERROR
     gated = [check for check in checks if check.gated] if gating else []
     if any(check.unmeasured for check in gated):
         return Outcome.RUBRIC_ERROR
@@ -255,9 +271,19 @@ def overrides(result: VerificationResult) -> list[str]:
     return found
 
 
+def _class_style(stage: str) -> str:
+    # Failure records name Karenina's stages in snake case (verify_template).
+    return "".join(part.capitalize() for part in stage.split("_")) if stage.islower() else stage
+
+
 def template_deciding_stage(result: VerificationResult) -> str:
-    """The stage that decided the template verdict (class-style name)."""
+    """The stage that decided the template verdict (class-style name): the stage of the
+    failure record (the pipeline names the stage that forced a false verdict there, a custom
+    stage too), else the check whose override flag is set, else VerifyTemplate."""
     template = result.template
+    failure = result.metadata.failure
+    if failure is not None:
+        return _class_style(failure.stage)
     if template is not None:
         if template.abstention_override_applied:
             return "AbstentionCheck"
@@ -267,16 +293,26 @@ def template_deciding_stage(result: VerificationResult) -> str:
             return "RecursionLimitAutoFail"
         if template.embedding_override_applied:
             return "EmbeddingCheck"
-    failure = result.metadata.failure
-    if failure is None:
-        return "VerifyTemplate"
-    # Failure records name stages in snake case (verify_template); show the class-style name.
-    stage = failure.stage
-    return "".join(part.capitalize() for part in stage.split("_")) if stage.islower() else stage
+    return "VerifyTemplate"
+
+
+def overriding_failure(verdict: Verdict) -> Failure | None:
+    """The failure record of a false verdict that a stage other than VerifyTemplate forced
+    (an auto-fail stage, a custom stage): its ``reason`` names the stage's reason."""
+    failure = verdict.result.metadata.failure
+    if failure is None or verdict.category not in (Outcome.VERIFY_FAIL, Outcome.RUBRIC_FAIL):
+        return None
+    if verdict.category is Outcome.RUBRIC_FAIL:
+        return failure if failure.category == "deep_judgment_rubric" else None
+    return None if _class_style(failure.stage) == "VerifyTemplate" else failure
 
 
 def deciding_stage(verdict: Verdict) -> str:
-    """RubricEvaluation when a rubric gate decided, else the template's deciding stage."""
+    """The stage that forced a false verdict (:func:`overriding_failure`), RubricEvaluation
+    when a rubric gate decided, else the template's deciding stage."""
+    forced = overriding_failure(verdict)
+    if forced is not None:
+        return _class_style(forced.stage)
     template = verdict.result.template
     no_template_verdict = template is None or template.verify_result is None
     rubric_decided = verdict.category in (Outcome.RUBRIC_FAIL, Outcome.RUBRIC_ERROR) or (

@@ -34,6 +34,12 @@ PARSE_STAGES = frozenset({"ParseTemplate", "AgenticParseTemplate", "DynamicParse
 
 MAX_WARNINGS = 50
 
+TEMPLATE_ERROR = "template error: "
+"""How the warning of an exception in template code starts (VerifyTemplate writes one per
+exception from ``verify()``, ``verify_granular()`` or a regex pattern: the method, the
+exception and the template's line)."""
+_FIELD_ERROR = "Field verification failed: "
+
 
 def classify_failure(
     *,
@@ -51,11 +57,17 @@ def classify_failure(
     sufficiency_reasoning: str | None = None,
     template_validation_error: str | None = None,
     last_stage: str | None = None,
+    deciding_stage: str | None = None,
+    stage_reasons: Mapping[str, str] | None = None,
 ) -> Failure | None:
     """Map the final state of a run to a :class:`Failure`, or None for a pass (first match wins).
 
-    1. ``failed_stage`` is an auto-fail stage -> its category (:data:`AUTOFAIL_STAGE_CATEGORIES`);
+    1. ``failed_stage`` is an auto-fail stage -> its category (:data:`AUTOFAIL_STAGE_CATEGORIES`),
+       with the reason the stage gave (``stage_reasons``) when it gave one;
     2. ``template_verification_performed`` and ``verify_result is False`` -> ``content``;
+       stage ``verify_template``, unless ``deciding_stage`` (the last stage that changed the
+       verdict) is another one, e.g. a custom stage: then that stage, and as reason
+       ``"<stage>: <its reason>"`` (or ``"<stage> set verify_result to False"``);
     3. ``error_category`` is transient and its ``retry_counts`` entry has ``used >= budget``
        -> that category (:data:`RETRY_CATEGORIES`); ``time_budget_spent`` (a call gave up
        because its whole time budget ran out, pytest-karenina's ``max_call_seconds``)
@@ -76,12 +88,20 @@ def classify_failure(
         merged = {**base, **details}
         return Failure(category=category, stage=stage, reason=reason, details=merged or None)
 
+    reasons = stage_reasons or {}
     if failed_stage is not None and failed_stage in AUTOFAIL_STAGE_CATEGORIES:
         category = AUTOFAIL_STAGE_CATEGORIES[failed_stage]
-        return make(category, failed_stage, f"auto-fail at stage {failed_stage}")
+        own = trim_reason(reasons.get(failed_stage))
+        return make(category, failed_stage, own or f"auto-fail at stage {failed_stage}")
 
     if template_verification_performed and verify_result is False:
-        return make("content", "verify_template", "verify_template returned False")
+        if deciding_stage is None or deciding_stage in ("VerifyTemplate", "verify_template"):
+            return make("content", "verify_template", "verify_template returned False")
+        told = reasons.get(deciding_stage)
+        said = (
+            f"{deciding_stage}: {told}" if told else f"{deciding_stage} set verify_result to False"
+        )
+        return make("content", deciding_stage, trim_reason(said))
 
     stage = error_stage or last_stage or "unknown"
     if error and time_budget_spent:
@@ -170,3 +190,15 @@ def cap_warnings(warnings: Iterable[str], limit: int = MAX_WARNINGS) -> list[str
     if len(items) <= limit:
         return items
     return [*items[:limit], f"... {len(items) - limit} more warnings truncated"]
+
+
+def template_error(warnings: Iterable[str], field_verification_error: str | None) -> str | None:
+    """The first template error of a result, in one line: its :data:`TEMPLATE_ERROR`
+    warning; for a result without one (from Karenina, say), made from
+    ``field_verification_error``, which says what ``verify()`` raised (no line). None when
+    the template's code raised nothing."""
+    found = next((w for w in warnings if w.startswith(TEMPLATE_ERROR)), None)
+    if found is not None or not field_verification_error:
+        return found
+    raised = " ".join(field_verification_error.removeprefix(_FIELD_ERROR).split())
+    return f"{TEMPLATE_ERROR}verify() raised {raised}"

@@ -89,6 +89,12 @@ def _template_line(traceback: TracebackType | None, filename: str) -> int | None
     return line
 
 
+def template_line(exc: BaseException, code: str) -> int | None:
+    """The line of template ``code`` that ``exc`` was raised in, or passed through last (its
+    deepest frame in the template's compiled code); None when no frame is the template's."""
+    return _template_line(exc.__traceback__, _filename(code))
+
+
 def describe_exception(exc: BaseException) -> str:
     """``Type: message`` on one line; pydantic errors as ``model: field: problem``."""
     if isinstance(exc, ValidationError):

@@ -91,7 +91,8 @@ def test_diff_sorts_questions_into_their_kinds() -> None:
     now = {e.key: e for e in (entry("q1", "error"), entry("q2", "pass"), entry("q3", "pass"),
                               entry("q5", "fail"))}  # fmt: skip
     found = diff("b.json", before, now, 0.0)
-    assert (found.regressions, found.fixed) == (["q1 [m]: pass -> error"], ["q2 [m]: fail -> pass"])
+    assert (found.regressions, found.fixed) == ([], ["q2 [m]: fail -> pass"])
+    assert found.errors == ["q1 [m]: pass -> error"]  # nothing measured: not a regression
     assert (found.new, found.missing, found.compared) == (["q5 [m]: fail"], ["q4 [m]"], 3)
     assert not found.passed
 
@@ -129,4 +130,37 @@ def test_a_crashed_worker_item_fails_the_baseline_gate(tmp_path: Path) -> None:
     BaselineGate(CiSettings(baseline=path)).settle(summary, None)
 
     assert summary.baseline is not None and not summary.baseline.passed
-    assert summary.baseline.regressions == ["b.jsonld::q2: its worker crashed (question unknown)"]
+    assert summary.baseline.errors == ["b.jsonld::q2: its worker crashed (question unknown)"]
+    assert summary.baseline.regressions == []
+
+
+def test_an_item_that_errored_is_no_regression_of_the_model_but_fails_the_gate(
+    tmp_path: Path,
+) -> None:
+    from pytest_karenina.plugin.baseline_gate import BaselineGate
+    from pytest_karenina.plugin.ci_settings import CiSettings
+    from pytest_karenina.plugin.report.summary import RunSummary
+
+    path = tmp_path / "baseline.json"
+    write_baseline(path, {e.key: e for e in (entry("q1", "pass"), entry("q2", "fail"))})
+    summary = RunSummary()
+    for qid in ("q1", "q2"):
+        broken = item(qid, Outcome.TEMPLATE_ERROR)
+        summary.add(broken)
+        summary.reasons[broken.nodeid] = f"template error: {qid} raised (template line 3)"
+
+    BaselineGate(CiSettings(baseline=path)).settle(summary, None)
+
+    found = summary.baseline
+    assert found is not None and not found.passed
+    assert (found.regressions, found.score_drops, found.fixed) == ([], [], [])
+    assert found.errors == [
+        "q1 [m]: pass -> error: template error: q1 raised (template line 3)",
+        "q2 [m]: fail -> error: template error: q2 raised (template line 3)",
+    ]
+    assert found.lines()[0] == (
+        "karenina baseline baseline.json: 0 regressions, 0 score drops, 2 errors, 0 fixed, "
+        "0 new, 0 missing (2 compared): gate FAILED"
+    )
+    assert ("karenina.baseline_regressions", "0") in found.suite_properties()
+    assert ("karenina.baseline_errors", "2") in found.suite_properties()

@@ -12,16 +12,21 @@ from pytest_karenina.plugin.explain import (
     explain_unmeasured,
     explain_verdict,
     failure_headline,
+    result_reason,
     short,
     trait_check_line,
 )
 from pytest_karenina.plugin.verdict import Outcome, Verdict
+from pytest_karenina.results import Failure
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (
     FACTS,
+    TYPO_WARNING,
     errored,
     fields_result,
+    forced_result,
     graded,
+    typo_result,
     verdicts_of,
 )
 from tests.results.builders import result
@@ -233,3 +238,46 @@ def test_error_text_cannot_forge_lines_or_drive_the_terminal() -> None:
         "error in generate_answer (unexpected_error): "
         "bad key\\r\\n=== 20 passed in 0.1s ===\\x1b[2J"
     )
+
+
+def test_a_template_error_is_explained_as_one() -> None:
+    """The first line is the template error, with the exception and the template's line."""
+    assert explain_error([typo_result()]).splitlines() == [
+        TYPO_WARNING,
+        MODELS,
+        "  the template's code raised: a broken benchmark, not a wrong answer",
+    ]
+    (verdict,) = verdicts_of(typo_result())
+    assert result_reason(verdict, FACTS) == TYPO_WARNING
+
+
+def test_the_first_line_names_the_stage_that_forced_the_verdict() -> None:
+    """Not "verify() returned False": the custom or auto-fail stage and its reason, although
+    every field passed (granular score 1.00)."""
+    custom = forced_result("content", "ToxicityCheck", "ToxicityCheck: toxicity_score 0.9")
+    explained = VerificationFailed(verdicts_of(custom), FACTS).explain().splitlines()
+    assert explained[:2] == [
+        "ToxicityCheck: toxicity_score 0.9",
+        "verify_result False (decided by ToxicityCheck), granular score 1.00",
+    ]
+    ungrounded = forced_result(
+        "deep_judgment", "DeepJudgmentAutoFail", "deep judgment: no verbatim quote for symbol"
+    )
+    assert failure_headline(verdicts_of(ungrounded), FACTS) == (
+        "deep judgment: no verbatim quote for symbol"
+    )
+
+
+def test_rubric_deep_judgment_names_itself_in_rubric_only() -> None:
+    """rubric_only: stage 12 left the trait without a quote; its reason comes first."""
+    failure = Failure(
+        category="deep_judgment_rubric", stage="DeepJudgmentRubricAutoFail",
+        reason="rubric deep judgment: no verbatim quote for Clarity",
+    )  # fmt: skip
+    built = graded(None, Clarity=1)
+    built = built.model_copy(
+        update={"metadata": built.metadata.model_copy(update={"failure": failure})}
+    )
+    (verdict,) = verdicts_of(built)
+    assert verdict.category is Outcome.RUBRIC_FAIL
+    assert failure_headline([verdict], FACTS) == failure.reason

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -15,11 +15,16 @@ from pytest_karenina.plugin.verdict import (
     field_rows,
     outcome_of,
     overrides,
+    overriding_failure,
     template_deciding_stage,
+    template_error_of,
     trait_definitions,
     worst_outcome,
 )
-from pytest_karenina.results import VerificationResult, VerificationResultDeepJudgmentRubric
+from pytest_karenina.results import (
+    VerificationResult,
+    VerificationResultDeepJudgmentRubric,
+)
 from pytest_karenina.results.failure import FailureCategory
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.rubrics.traits import Rubric
@@ -28,9 +33,12 @@ from tests.plugin_units.units_helpers import (
     DEFINITIONS,
     FACTS,
     SAFE,
+    TYPO_WARNING,
     errored,
     fields_result,
+    forced_result,
     graded,
+    typo_result,
     verdicts_of,
 )
 from tests.results.builders import result
@@ -61,7 +69,13 @@ def test_every_failure_category_has_its_error_outcome(category: str) -> None:
 
 def test_outcome_members_cover_exactly_the_failure_categories() -> None:
     """No failure category lacks a member, and no per-category member lacks a category."""
-    own = {"error:rubric", "error:worker_crashed", "error:unknown", "error:replay"}
+    own = {
+        "error:rubric",
+        "error:worker_crashed",
+        "error:unknown",
+        "error:replay",
+        "error:template",
+    }
     per_category = {o.value for o in Outcome if o.is_error} - own
     assert per_category == {f"error:{c}" for c in get_args(FailureCategory)}
 
@@ -419,3 +433,35 @@ def test_a_rubric_trait_deep_judgment_could_not_ground_is_a_rubric_failure() -> 
         "deep judgment: no valid quote after 1 excerpt retry"
     )
     assert verdicts_of(built, rules=("Safe off",))[0].category is Outcome.PASS
+
+
+def test_template_code_that_raised_is_an_error_not_a_wrong_answer() -> None:
+    built = typo_result()
+    assert built.metadata.completed_without_errors
+    assert outcome_of(built, [], gating=False) is Outcome.TEMPLATE_ERROR
+    assert Outcome.TEMPLATE_ERROR.is_error and not Outcome.TEMPLATE_ERROR.decided
+    assert template_error_of(built) == TYPO_WARNING
+    # verify_granular() raised although verify() passed: the benchmark is broken all the same.
+    granular = result(True, meta={"warnings": ["template error: verify_granular() raised X"]})
+    assert outcome_of(granular, [], gating=False) is Outcome.TEMPLATE_ERROR
+    # A Karenina result has only field_verification_error.
+    karenina = result(False, field_verification_error="Field verification failed: boom")
+    assert template_error_of(karenina) == "template error: verify() raised boom"
+    assert outcome_of(karenina, [], gating=False) is Outcome.TEMPLATE_ERROR
+
+
+def forced(category: FailureCategory, stage: str, reason: str, **template: Any) -> Verdict:
+    (verdict,) = verdicts_of(forced_result(category, stage, reason, **template))
+    return verdict
+
+
+def test_the_stage_that_forced_a_false_verdict_decided_it() -> None:
+    custom = forced("content", "ToxicityCheck", "ToxicityCheck: toxicity_score 0.9")
+    assert custom.category is Outcome.VERIFY_FAIL
+    assert deciding_stage(custom) == "ToxicityCheck"
+    assert overriding_failure(custom) is custom.result.metadata.failure
+    grounded = forced("deep_judgment", "DeepJudgmentAutoFail", "deep judgment: no quote for x",
+                      embedding_override_applied=True)  # fmt: skip
+    assert deciding_stage(grounded) == "DeepJudgmentAutoFail"  # after an embedding rescue
+    verified = forced("content", "verify_template", "verify_template returned False")
+    assert (deciding_stage(verified), overriding_failure(verified)) == ("VerifyTemplate", None)

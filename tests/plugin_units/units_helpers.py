@@ -54,6 +54,44 @@ def fields_result(symbol: str = "Ag", year: int = 1928, **template: Any) -> Veri
     )
 
 
+def forced_result(
+    category: FailureCategory, stage: str, reason: str, **template: Any
+) -> VerificationResult:
+    """A false template verdict that ``stage`` forced although both fields are right (granular
+    score 1.0), as ``metadata.failure`` records it."""
+    failure = Failure(category=category, stage=stage, reason=reason)
+    return result(
+        False,
+        parsed_gt_response={"symbol": "Au", "year": 1928},
+        parsed_llm_response={"symbol": "Au", "year": 1928},
+        field_results={"symbol": True, "year": True},
+        verify_granular_result=1.0,
+        meta={"failure": failure},
+        **template,
+    )
+
+
+TYPO_WARNING = (
+    "template error: verify() raised AttributeError: 'Answer' object has no attribute "
+    "'elemnt' (template line 12)"
+)
+
+
+def typo_result() -> VerificationResult:
+    """verify() raised: the seed's fields (a false verdict, the error string, no granular
+    score, completed without errors) and the pipeline's warning."""
+    return result(
+        False,
+        template_verification_performed=True,
+        field_verification_error=(
+            "Field verification failed: AttributeError: 'Answer' object has no attribute 'elemnt'"
+        ),
+        meta={"warnings": [TYPO_WARNING], "failure": Failure(
+            category="content", stage="verify_template", reason="verify_template returned False"
+        )},
+    )  # fmt: skip
+
+
 def errored(
     category: FailureCategory = "timeout",
     stage: str = "generate_answer",

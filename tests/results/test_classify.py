@@ -13,6 +13,7 @@ from pytest_karenina.results import (
     classify_failure,
     collect_caveats,
 )
+from pytest_karenina.results.classify import template_error
 
 EXHAUSTED = {"timeout": {"used": 3, "budget": 3}}
 
@@ -252,3 +253,38 @@ def test_warnings_are_capped() -> None:
     assert len(capped) == 51
     assert capped[-1] == "... 3 more warnings truncated"
     assert cap_warnings(["a", "b", "c"], limit=2) == ["a", "b", "... 1 more warnings truncated"]
+
+
+def test_the_stage_that_changed_the_verdict_and_its_reason_name_the_failure() -> None:
+    """Rule 2 names the last stage that changed ``verify_result`` (a custom stage) with its
+    reason; rule 1 takes the auto-fail stage's own reason; VerifyTemplate stays Karenina's."""
+    content = {"template_verification_performed": True, "verify_result": False}
+    reasons = {"ToxicityCheck": "score 0.93", "DeepJudgmentAutoFail": "deep judgment: x"}
+
+    def named(**kwargs: Any) -> tuple[str, str]:
+        failure = classify_failure(stage_reasons=reasons, **kwargs)
+        assert failure is not None
+        return failure.stage, failure.reason
+
+    assert named(deciding_stage="ToxicityCheck", **content) == (
+        "ToxicityCheck", "ToxicityCheck: score 0.93",
+    )  # fmt: skip
+    assert named(deciding_stage="LengthCheck", **content) == (
+        "LengthCheck", "LengthCheck set verify_result to False",
+    )  # fmt: skip
+    assert named(deciding_stage="VerifyTemplate", **content) == (
+        "verify_template", "verify_template returned False",
+    )  # fmt: skip
+    assert named(failed_stage="DeepJudgmentAutoFail", deciding_stage="ToxicityCheck") == (
+        "DeepJudgmentAutoFail", "deep judgment: x",
+    )  # fmt: skip
+
+
+def test_a_template_error_comes_from_its_warning_or_from_field_verification_error() -> None:
+    warned = "template error: verify() raised KeyError: 'x' (template line 7)"
+    assert template_error(["other", warned, "template error: later"], "ignored") == warned
+    # Karenina's results carry no warning: what verify() raised, without a line.
+    assert template_error([], "Field verification failed: 'Answer' has no\n 'elemnt'") == (
+        "template error: verify() raised 'Answer' has no 'elemnt'"
+    )
+    assert template_error(["deep judgment: no quote"], None) is None

@@ -29,12 +29,10 @@ class DeepJudgmentAutoFailStage(BaseAutoFailStage):
         return bool(outcome.missing) and not abstained(context) and super().should_run(context)
 
     def _get_autofail_reason(self, context: VerificationContext) -> str:
+        """``deep judgment: no verbatim quote for <attributes>`` (the rejected quotes are in
+        the warnings)."""
         outcome: TemplateDeepJudgment = context.get_artifact(DEEP_JUDGMENT)
-        retries = outcome.retries
-        return (
-            f"no verbatim excerpt for {', '.join(outcome.missing)} after "
-            f"{retries} excerpt retr{'y' if retries == 1 else 'ies'}"
-        )
+        return f"deep judgment: no verbatim quote for {', '.join(outcome.missing)}"
 
     def _set_additional_failure_fields(self, context: VerificationContext) -> None:
         outcome: TemplateDeepJudgment = context.get_artifact(DEEP_JUDGMENT)

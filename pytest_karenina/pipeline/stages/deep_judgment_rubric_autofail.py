@@ -19,7 +19,7 @@ from pytest_karenina.pipeline.rubric_grading.deep_traits import (
     DEEP_JUDGMENT_RUBRIC,
     RubricDeepJudgment,
 )
-from pytest_karenina.pipeline.stage import BaseAutoFailStage
+from pytest_karenina.pipeline.stage import VERDICT_REASON, BaseAutoFailStage
 from pytest_karenina.pipeline.stages.context_queries import abstained, config_value
 
 logger = logging.getLogger("pytest_karenina.pipeline")
@@ -40,17 +40,20 @@ class DeepJudgmentRubricAutoFailStage(BaseAutoFailStage):
         return ungrounded and not abstained(context) and super().should_run(context)
 
     def _get_autofail_reason(self, context: VerificationContext) -> str:
+        """``rubric deep judgment: no verbatim quote for <traits>`` (why, per trait, is in
+        the warnings)."""
         record: RubricDeepJudgment = context.get_artifact(DEEP_JUDGMENT_RUBRIC)
-        return "; ".join(record.ungrounded())
+        return f"rubric deep judgment: no verbatim quote for {', '.join(record.without_excerpts())}"
 
     def execute(self, context: VerificationContext) -> None:
         if config_value(context, "evaluation_mode", None) != "rubric_only":
             super().execute(context)
             return
+        reason = self._get_autofail_reason(context)
         logger.warning(
-            "%s: rubric gate fails at stage %s: %s",
-            context.question_id, self.name, self._get_autofail_reason(context),
-        )  # fmt: skip
+            "%s: rubric gate fails at stage %s: %s", context.question_id, self.name, reason
+        )
+        context.set_artifact(VERDICT_REASON, reason)
         if not context.has_artifact(ArtifactKeys.FAILED_STAGE):
             context.set_artifact(ArtifactKeys.FAILED_STAGE, self.name)
         self._set_additional_failure_fields(context)

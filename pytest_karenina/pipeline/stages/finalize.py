@@ -14,6 +14,7 @@ from pydantic_core import to_jsonable_python
 from pytest_karenina.config.rules import RUBRIC_MODES
 from pytest_karenina.pipeline.artifacts import FINAL_RESULT, ArtifactKeys
 from pytest_karenina.pipeline.context import VerificationContext
+from pytest_karenina.pipeline.deciding_stage import DECIDING_STAGE, STAGE_REASONS
 from pytest_karenina.pipeline.deep_judgment.template import DEEP_JUDGMENT, TemplateDeepJudgment
 from pytest_karenina.pipeline.retries import (
     ERROR_CATEGORY,
@@ -113,6 +114,8 @@ class FinalizeResultStage(BaseVerificationStage):
             sufficiency_detected=template.sufficiency_detected,
             sufficiency_reasoning=template.sufficiency_reasoning,
             template_validation_error=template.template_validation_error,
+            deciding_stage=context.get_artifact(DECIDING_STAGE),
+            stage_reasons=context.get_artifact(STAGE_REASONS),
         )
         extra = {
             "judge_output": context.get_artifact(JUDGE_RAW_OUTPUT),

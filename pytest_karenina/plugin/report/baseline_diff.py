@@ -21,7 +21,11 @@ class BaselineDiff:
     """The baseline's file name."""
     tolerance: float
     regressions: list[str] = field(default_factory=list)
-    """Passed in the baseline, not now."""
+    """Passed in the baseline, fails now: the model's answers got worse."""
+    errors: list[str] = field(default_factory=list)
+    """Errored now, whatever the baseline said: nothing was measured (a broken benchmark,
+    e.g. template code that raised, or broken infrastructure), so not a regression of the
+    model, but the gate fails: an error is never a pass."""
     score_drops: list[str] = field(default_factory=list)
     """A granular or rubric score lower by more than the tolerance."""
     fixed: list[str] = field(default_factory=list)
@@ -33,13 +37,15 @@ class BaselineDiff:
 
     @property
     def passed(self) -> bool:
-        """The regression-only gate: nothing regressed, no score dropped."""
-        return not (self.regressions or self.score_drops)
+        """The regression-only gate: nothing regressed, no score dropped, nothing errored."""
+        return not (self.regressions or self.score_drops or self.errors)
 
     def describe(self) -> str:
-        """``2 regressions, 1 score drop, 1 fixed, 0 new, 3 missing of 40 compared``."""
+        """``2 regressions, 1 score drops, 1 fixed, 0 new, 3 missing (40 compared)``, with
+        ``, 1 errors`` after the score drops when items errored."""
+        errors = f", {len(self.errors)} errors" if self.errors else ""
         return (
-            f"{len(self.regressions)} regressions, {len(self.score_drops)} score drops, "
+            f"{len(self.regressions)} regressions, {len(self.score_drops)} score drops{errors}, "
             f"{len(self.fixed)} fixed, {len(self.new)} new, {len(self.missing)} missing "
             f"({self.compared} compared)"
         )
@@ -53,7 +59,8 @@ class BaselineDiff:
             lines.append(f"  unchanged questions keep their baseline verdicts: {counts}")
         for title, found in (
             ("regression", self.regressions), ("score drop", self.score_drops),
-            ("fixed", self.fixed), ("new", self.new), ("missing", self.missing),
+            ("error", self.errors), ("fixed", self.fixed), ("new", self.new),
+            ("missing", self.missing),
         ):  # fmt: skip
             lines += [f"  {title}: {text}" for text in found[:LISTED]]
             if len(found) > LISTED:
@@ -65,6 +72,7 @@ class BaselineDiff:
             ("karenina.baseline", self.name),
             ("karenina.baseline_gate", "passed" if self.passed else "failed"),
             ("karenina.baseline_regressions", str(len(self.regressions) + len(self.score_drops))),
+            ("karenina.baseline_errors", str(len(self.errors))),
             ("karenina.baseline_fixed", str(len(self.fixed))),
             ("karenina.baseline_new", str(len(self.new))),
             ("karenina.baseline_missing", str(len(self.missing))),
@@ -78,13 +86,22 @@ def diff(
     tolerance: float,
     lower_is_better: Collection[str] = (),
     kept: Mapping[Key, BaselineEntry] | None = None,
+    why: Mapping[Key, str] | None = None,
 ) -> BaselineDiff:
     """Compare ``current`` with ``baseline``; rubric traits named in ``lower_is_better``
     regress when they rise; ``kept``: entries of questions not run because they did not
-    change (neither missing nor compared)."""
+    change (neither missing nor compared); ``why``: the reason of each errored entry."""
     found = BaselineDiff(name, tolerance)
     for key, now in sorted(current.items()):
         before = baseline.get(key)
+        if now.verdict == "error":
+            found.compared += before is not None
+            reason = (why or {}).get(key)
+            was = before.verdict if before is not None else "new"
+            found.errors.append(
+                f"{now.label()}: {was} -> error" + (f": {reason}" if reason else "")
+            )
+            continue
         if before is None:
             found.new.append(f"{now.label()}: {now.verdict}")
             continue

@@ -113,6 +113,8 @@ def _gates(summary: RunSummary) -> list[str]:
     if summary.baseline is not None:
         drops = summary.baseline.regressions + summary.baseline.score_drops
         lines += _listed(f"Regressions against {summary.baseline.name}", drops)
+        lines += _listed("Errors (nothing measured: not a regression of the model)",
+                         summary.baseline.errors)  # fmt: skip
         lines += _listed("Fixed", summary.baseline.fixed)
     return lines
 

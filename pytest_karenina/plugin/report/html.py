@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.report.cells import rubric_cell, score_cell
+from pytest_karenina.plugin.report.cells import decided_elsewhere, rubric_cell, score_cell
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
@@ -136,12 +136,17 @@ def _result_block(
         if label
         else ""
     )
+    if granular and decided_elsewhere(summary):
+        granular += f" (of the fields; {_text(summary.deciding_stage)} decided)"
     parts = [
+        f'<p class="karenina-reason"><strong>Reason </strong>{_text(summary.reason)}</p>'
+        if summary.reason
+        else "",
         f"<p>{head}verify_result {_text(summary.verify_result)} "
         f"(decided by {_text(summary.deciding_stage)}), "
         f"parsing {_text(summary.parsing_model)}"
         + (f", granular score {granular}" if granular else "")
-        + f"{tokens}</p>"
+        + f"{tokens}</p>",
     ]
     if summary.fields:
         parts.append(_fields_table(summary.fields))
@@ -241,9 +246,12 @@ class HtmlPlugin:
 
     def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
         """The extras show the explanation as tables: the log keeps only its one-line reason
-        (and the captured output), not the same text again."""
-        if getattr(report, "karenina", None) and report.longreprtext and data:
-            data[0] = escape(report.longreprtext.splitlines()[0]) + "\n"
+        (and the captured output), not the same text again. The reason is the one the item's
+        process took (under xdist the text starts with the worker's line)."""
+        sent = getattr(report, "karenina", None)
+        if sent and report.longreprtext and data:
+            reason = sent.get("reason") if isinstance(sent, dict) else None
+            data[0] = escape(reason or report.longreprtext.splitlines()[0]) + "\n"
 
     def pytest_html_report_title(self, report: Any) -> None:
         names = ", ".join(path.name for path in self.config.stash[CHECKPOINTS_KEY])

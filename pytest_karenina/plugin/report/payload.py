@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_karenina.plugin.explain import result_reason
 from pytest_karenina.plugin.verdict import (
     FieldFacts,
     Outcome,
@@ -23,6 +24,7 @@ from pytest_karenina.plugin.verdict import (
     deciding_stage,
     field_rows,
     overrides,
+    template_error_of,
     worst_outcome,
 )
 from pytest_karenina.results.agent_metrics import is_agent_run
@@ -56,6 +58,9 @@ class ResultSummary:
     granular_score: float | None = None
     parsing_model: str = ""
     deciding_stage: str = ""
+    reason: str | None = None
+    """Why the result did not pass, in one line (:func:`~..explain.result_reason`: the
+    deciding stage's reason first); None for a pass or no verdict."""
     fields: list[dict[str, Any]] = field(default_factory=list)
     """Rows of ``field, expected, parsed, primitive, passed``."""
     regex: dict[str, bool] = field(default_factory=dict)
@@ -100,12 +105,17 @@ class ResultSummary:
             granular_score=_number(template.verify_granular_result if template else None),
             parsing_model=result.metadata.parsing.model_name,
             deciding_stage=deciding_stage(verdict),
+            reason=(
+                None
+                if verdict.category in (Outcome.PASS, Outcome.NO_VERDICT)
+                else result_reason(verdict, facts)
+            ),
             fields=field_rows(result, facts),
             regex=dict(template.regex_validation_results or {}) if template else {},
             overrides=overrides(result),
             abstention_reasoning=template.abstention_reasoning if template else None,
             sufficiency_reasoning=template.sufficiency_reasoning if template else None,
-            error=result.metadata.error,
+            error=result.metadata.error or template_error_of(result),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             raw_response=(template.raw_llm_response if template else "") if include_trace else None,
