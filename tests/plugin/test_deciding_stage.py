@@ -119,7 +119,9 @@ def test_template_code_that_raises_is_an_error_everywhere_and_no_regression(
         "::error file=capitals.jsonld,title=q1 [test-model]%3A error%3Atemplate::"
         + TYPO_REASON.replace("%", "%25")
     ]
-    assert f"| q1 | test-model | error:template | {TYPO_REASON} |" in step_summary.read_text()
+    markdown = step_summary.read_text()
+    assert f"| q1 | test-model | error:template | {TYPO_REASON} |" in markdown
+    assert "**Errors (nothing measured: not a regression of the model)** (1)" in markdown
     (entry,) = report_data(report)["tests"]["capitals.jsonld::q1"]  # its setup's row
     assert entry["result"] == "Error"
     assert TYPO_HTML in html_reason(entry)
