@@ -285,7 +285,9 @@ def run_verification(
 
     workers = max_workers or (config.async_max_workers if config.async_enabled else 1)
     factory.prepare()
-    install_semantic_match(config.embedding_check_model)
+    install_semantic_match(
+        config.embedding_check_model, (task.question.template_code for task in tasks)
+    )
     try:
         with ThreadPoolExecutor(max(1, workers), thread_name_prefix="karenina") as pool:
             for future in [pool.submit(run_group, indices) for indices in groups.values()]:

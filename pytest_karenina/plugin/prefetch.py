@@ -76,11 +76,13 @@ class Prefetcher:
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[QuestionItem]) -> None:
         """Queue the pipelines of ``items`` (in order) and start the worker threads."""
+        templates: list[str] = []
         for item in items:
             if item.runnable:
                 self._submit(item)
+                templates.append(item.question.template_code)
         self.llm.prepare()
-        install_semantic_match(self.vconfig.embedding_check_model)
+        install_semantic_match(self.vconfig.embedding_check_model, templates)
         if not self._threads:
             self.logs.install()
         for index in range(self.settings.concurrency):
