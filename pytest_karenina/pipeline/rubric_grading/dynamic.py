@@ -21,7 +21,7 @@ from pytest_karenina.rubrics.merge import DYNAMIC, MergedRubric
 from pytest_karenina.rubrics.traits import Rubric
 
 ABSENT = "concept not present in the response"
-AGENTIC_UNSUPPORTED = "agentic traits need an agent judge, which pytest-karenina does not support"
+AGENTIC_UNSUPPORTED = "agentic rubric traits are not graded yet (no agentic rubric evaluation)"
 CALL_KIND = "rubric_presence_check"
 
 

@@ -14,7 +14,11 @@ from html import escape
 from typing import Any
 
 from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
-from pytest_karenina.results.agent_metrics import describe_agent, failed_tool_result
+from pytest_karenina.results.agent_metrics import (
+    describe_agent,
+    failed_tool_result,
+    refused_tool_result,
+)
 from pytest_karenina.results.trace import content_text
 
 SHORT = 80
@@ -36,7 +40,9 @@ def _call(call: Mapping[str, Any], result: Mapping[str, Any] | None) -> str:
     failed = result is not None and failed_tool_result(result)
     state = (
         ' <strong class="karenina-fail">failed</strong>' if failed
-        else ' <span class="karenina-na">no result</span>' if result is None else ""
+        else ' <span class="karenina-na">no result</span>' if result is None
+        else ' <span class="karenina-na">refused by tool_call_limit</span>'
+        if refused_tool_result(result) else ""
     )  # fmt: skip
     css = "karenina-tool karenina-tool-failed" if failed else "karenina-tool"
     body = f"<pre>{escape(arguments)}</pre>"
