@@ -262,7 +262,7 @@ def test_agentic_traits_are_recorded_as_unsupported() -> None:
     fake = FakeLLM().answer(ANSWER)
     result = run([agentic, MENTIONS_PARIS], fake)
     assert result.rubric is not None
-    assert "agent judge" in (result.rubric.trait_errors or {})["Workspace"]
+    assert "agentic rubric traits are not graded" in (result.rubric.trait_errors or {})["Workspace"]
     assert result.rubric.regex_trait_scores == {"MentionsParis": True}
 
 
