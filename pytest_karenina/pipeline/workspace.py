@@ -10,8 +10,10 @@ The workspace is resolved once per *answer* (question x answering model x replic
 every judge of a shared answer investigates the files the answering agent left, and it is
 removed after the last of those judges (when ``workspace_cleanup`` is on and it is a copy or
 a fresh directory: an original is never deleted). A question path that leaves the root is
-refused. ``workspace_copy`` and ``workspace_cleanup`` are read from the contexts of the
-answer's judges (their fields of those names), not kept here.
+refused, and so is the root itself (``"."``: its copy would sit next to the root, outside
+it). ``workspace_copy`` and ``workspace_cleanup`` are read from the contexts of the answer's
+judges (their fields of those names), not kept here. How a copy is made, and how copies in
+use are removed when a run is cut short: :mod:`.workspace_copy`.
 """
 
 from __future__ import annotations
@@ -19,12 +21,20 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
+import stat
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from pytest_karenina.pipeline.workspace_copy import (
+    copy_tree,
+    register,
+    remove_tree,
+    special_kind,
+    unregister,
+)
 
 logger = logging.getLogger("pytest_karenina.pipeline")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -37,6 +47,8 @@ class Workspace:
     path: Path
     is_copy: bool
     root: Path
+    skipped: tuple[str, ...] = ()
+    """Entries of the original left out of the copy (FIFOs, sockets, devices)."""
 
 
 def _suffix(replicate: int | None) -> str:
@@ -52,9 +64,12 @@ def resolve_workspace(
     *,
     replicate: int | None = None,
     copy: bool = True,
+    cleanup: bool = True,
 ) -> Workspace:
     """The workspace of one answer; raises RuntimeError when there is no root, when the
-    question's directory is missing, or when its path leaves the root."""
+    question's directory is missing, is the root itself or leaves the root, or when its copy
+    fails (the partial copy removed). A copy or fresh directory stays registered as in use
+    (removed at the end of an interrupted run when ``cleanup``) until it is cleaned up."""
     if root is None:
         raise RuntimeError(
             "workspace_root must be set when agentic_parsing is True "
@@ -67,6 +82,11 @@ def resolve_workspace(
             raise RuntimeError(
                 f"Question workspace {question_path!r} is outside the workspace root {base}"
             )
+        if source == base:
+            raise RuntimeError(
+                f"Question workspace {question_path!r} is the workspace root {base} itself: "
+                "name a directory under it"
+            )
         if not source.is_dir():
             raise RuntimeError(
                 f"Question workspace not found: {source} (workspace_root={base}, "
@@ -75,25 +95,73 @@ def resolve_workspace(
         if not copy:
             return Workspace(source, False, base)
         working = source.with_name(f"{source.name}_{_suffix(replicate)}")
-        shutil.copytree(source, working, symlinks=True)
-        return Workspace(working, True, base)
+        return _copied(source, working, base, cleanup)
     name = _UNSAFE.sub("_", question_id).strip("_") or "question"
     working = base / f"{name}_{_suffix(replicate)}"
     working.mkdir(parents=True)
+    register(working, cleanup)
     return Workspace(working, True, base)
+
+
+def _copied(source: Path, working: Path, base: Path, cleanup: bool) -> Workspace:
+    working.mkdir(0o700)  # exclusive: never into an existing directory or through a link
+    entry = register(working, cleanup, settled=False)
+    try:
+        skipped = copy_tree(source, working, entry.cancelled)
+    except BaseException as exc:
+        unregister(working)
+        problem = remove_tree(working)
+        if not isinstance(exc, Exception):
+            raise
+        removed = f"; {problem}" if problem else " (the partial copy was removed)"
+        raise RuntimeError(
+            f"Could not copy the question workspace {source} to {working}: "
+            f"{type(exc).__name__}: {exc}{removed}"
+        ) from None
+    finally:
+        entry.settled.set()
+    if skipped:
+        logger.warning("Left out of the copy of workspace %s: %s", source, ", ".join(skipped))
+    return Workspace(working, True, base, tuple(skipped))
 
 
 def cleanup_workspace(workspace: Workspace | None, enabled: bool) -> str | None:
     """Delete ``workspace`` if it is a copy and cleanup is on; a warning when that fails."""
-    if workspace is None or not enabled or not workspace.is_copy:
+    if workspace is None or not workspace.is_copy:
         return None
-    try:
-        shutil.rmtree(workspace.path)
-    except OSError as exc:
-        message = f"Failed to clean up workspace {workspace.path}: {exc}"
+    unregister(workspace.path)
+    if not enabled:
+        return None
+    message = remove_tree(workspace.path)
+    if message is not None:
         logger.warning("%s", message)
-        return message
-    return None
+    return message
+
+
+def write_new_file(directory: Path, name: str, text: str) -> None:
+    """Write ``text`` to a new file ``directory/name``, never through a link.
+
+    A regular file of that name is replaced (unlinked first: its content stays with any
+    other hard link to it); anything else there (a symbolic link, a directory, a FIFO)
+    raises RuntimeError naming it. The file is created exclusively without following a
+    link, so one that appears meanwhile is an error too."""
+    path = directory / name
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None:
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a symbolic link" if stat.S_ISLNK(mode)
+                else "a directory" if stat.S_ISDIR(mode) else special_kind(mode)
+            )  # fmt: skip
+            raise RuntimeError(f"{path} is {kind}; it is not written through or replaced")
+        path.unlink()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def prompt_path(workspace: Path, interface: str) -> str:
@@ -140,6 +208,7 @@ class WorkspaceSlot:
                 self._workspace = resolve_workspace(
                     self.root, self.question_id, self.question_path,
                     replicate=self.replicate, copy=settings.workspace_copy,
+                    cleanup=settings.workspace_cleanup,
                 )  # fmt: skip
             except (RuntimeError, OSError) as exc:
                 self._error = str(exc)
@@ -148,8 +217,13 @@ class WorkspaceSlot:
 
     def release(self) -> str | None:
         """Clean up after the group's last judge, unless a judge's context turned
-        ``workspace_cleanup`` off (read now, after its stages ran); a warning when that
-        failed."""
+        ``workspace_cleanup`` off (read now, after its stages ran); the group's warning:
+        entries left out of the copy, a cleanup that failed."""
         workspace, self._workspace = self._workspace, None
         users, self._users = self._users, []
-        return cleanup_workspace(workspace, all(user.workspace_cleanup for user in users))
+        failed = cleanup_workspace(workspace, all(user.workspace_cleanup for user in users))
+        notes = [failed] if failed else []
+        if workspace is not None and workspace.skipped:
+            left = ", ".join(workspace.skipped)
+            notes.insert(0, f"Left out of the workspace copy (not regular files): {left}")
+        return "; ".join(notes) or None

@@ -22,6 +22,7 @@ from pytest_karenina.plugin.report.item_record import first_line
 from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.selection import selected_everything
 from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.signals import remove_workspaces_in_use
 from pytest_karenina.plugin.stash import (
     HEAP_KEY,
     PREFETCHER_KEY,
@@ -113,6 +114,7 @@ class RunnerPlugin:
         if prefetcher is None:
             return
         prefetcher.stop()
+        remove_workspaces_in_use()
         self.config.stash[HEAP_KEY].settle(len(session.items))
         if prefetcher.replay is None:
             return

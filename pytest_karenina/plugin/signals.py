@@ -3,11 +3,13 @@
 CI cancellations, ``timeout`` and ``docker stop`` send SIGTERM, whose default action kills the
 process on the spot: no export, no JUnit file, no HTML report. Raised as KeyboardInterrupt in
 the main thread instead, it makes pytest stop the session in order: finished results are
-written (the export marked incomplete) and pytest exits with code 2 (interrupted).
+written (the export marked incomplete) and pytest exits with code 2 (interrupted). On the way
+out, the working copies of workspaces that unfinished pipelines still use are removed.
 """
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from types import FrameType
@@ -32,3 +34,12 @@ def interrupt_on_sigterm(config: pytest.Config) -> None:
         signal.signal(signal.SIGTERM, previous)
 
     config.add_cleanup(restore)
+
+
+def remove_workspaces_in_use() -> None:
+    """Remove the workspace copies and fresh directories pipelines still use when the run
+    ends early (SIGTERM, Ctrl-C, ``-x``), and cancel copies under way; a failure is logged."""
+    from pytest_karenina.pipeline.workspace_copy import discard_live_workspaces
+
+    for problem in discard_live_workspaces():
+        logging.getLogger("pytest_karenina.plugin").warning("%s", problem)

@@ -30,7 +30,7 @@ from pytest_karenina.pipeline.stages.context_queries import (
     recursion_limited,
 )
 from pytest_karenina.pipeline.stages.parse_template import hints_for, parse_failed, store_parsed
-from pytest_karenina.pipeline.workspace import prompt_path
+from pytest_karenina.pipeline.workspace import prompt_path, write_new_file
 from pytest_karenina.prompts import parsing_messages
 from pytest_karenina.prompts.agentic_parsing import (
     EXTRACTION_TASK,
@@ -101,7 +101,12 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         mode = context.agentic_judge_context
         workspace = None if mode == "trace_only" else context.workspace_path
         trace = context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE) or ""
-        trace_file = self._materialized(context, workspace, trace, mode)
+        try:
+            trace_file = self._materialized(context, workspace, trace, mode)
+        except (OSError, RuntimeError) as exc:
+            context.mark_error(f"Agentic parsing failed: the answering trace could not be "
+                               f"written to the workspace: {exc}", self.name)  # fmt: skip
+            return None
         shown = prompt_path(workspace, context.parsing_model.interface) if workspace else None
         messages = investigation_messages(
             context.question_text, judge_schema(raw_class),
@@ -170,11 +175,12 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         context: VerificationContext, workspace: Path | None, trace: str, mode: str
     ) -> str | None:
         """With ``agentic_parsing_materialize_trace``, the trace goes to a workspace file and
-        the judge is told its name instead of reading it inline."""
+        the judge is told its name instead of reading it inline. The file is created anew,
+        never written through a link the workspace holds under that name."""
         wanted = bool(config_value(context, "agentic_parsing_materialize_trace", False))
         if not wanted or workspace is None or mode == "workspace_only":
             return None
-        (workspace / TRACE_FILE).write_text(trace, encoding="utf-8")
+        write_new_file(workspace, TRACE_FILE, trace)
         return TRACE_FILE
 
     @staticmethod
