@@ -213,3 +213,18 @@ def test_a_released_workspace_is_no_longer_in_use(root: Path) -> None:
     assert len(copies(root)) == 1  # kept on purpose, and not removed by a later end of run
     workspace_copy.discard_live_workspaces()
     assert len(copies(root)) == 1
+
+
+def test_paths_out_of_the_root_stay_refused_and_create_nothing(tmp_path: Path) -> None:
+    """What held in issue 24: ``..``, absolute and symlinked paths and NUL bytes."""
+    root = tmp_path / "root"
+    (root / "task").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "via-link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    for path in ("../outside", str(tmp_path / "outside"), "via-link", "task\0"):
+        with pytest.raises((RuntimeError, ValueError)) as raised:
+            resolve_workspace(root, "urn:q:1", path)
+        assert "outside the workspace root" in str(raised.value) or "null" in str(raised.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "root"]
+    assert sorted(p.name for p in root.iterdir()) == ["task", "via-link"]
+    assert list((tmp_path / "outside").iterdir()) == []
