@@ -1,20 +1,20 @@
 """``--karenina-changed-since REF``: which questions changed since a git revision.
 
 A question changed when its text, expected answer, template code, rubric, few-shot examples
-or workspace differ from the checkpoint at ``REF`` (``git show REF:./<file>``), or when it
-is new. Every question counts as changed when what applies to all of them changed since
-``REF``: the checkpoint's global rubrics, the ``--karenina-config`` preset, or a
-``karenina_*`` setting of the ini file that changes answers or verdicts (models, mode,
-checks). Dates and other bookkeeping are not compared.
+or workspace path differ from the checkpoint at ``REF`` (``git show REF:./<file>``), when a
+file of its workspace directory differs from ``REF`` (changed, added, removed; untracked
+files that git does not ignore count), or when it is new. Every question counts as changed
+when what applies to all of them changed since ``REF``: the checkpoint's global rubrics, the
+``--karenina-config`` preset, or a setting of the ini file that changes answers or verdicts
+(models, mode, checks), as a ``karenina_*`` key or in its ``addopts``. Dates and other
+bookkeeping are not compared.
 """
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import json
 import subprocess
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,17 +30,10 @@ from pytest_karenina.checkpoint import (
     load_checkpoint,
     parse_checkpoint,
 )
+from pytest_karenina.plugin.answer_settings import ini_answer_settings
 from pytest_karenina.plugin.selection import deselect
 from pytest_karenina.plugin.stash import UNCHANGED_ITEMS_KEY
 from pytest_karenina.rubrics.traits import Rubric
-
-ANSWER_SETTINGS = (
-    "config", "answering_model", "parsing_model", "interface", "endpoint", "mode",
-    "replicates", "abstention", "sufficiency", "embedding_check", "embedding_check_model",
-    "embedding_check_threshold", "deep_judgment", "deep_judgment_rubric", "rubric_strategy",
-    "rubric_gate", "rubric_gates", "rubric_score_threshold", "replicate_policy", "flaky",
-)  # fmt: skip
-"""The ``karenina_<name>`` ini settings that change answers or verdicts."""
 
 
 class GitError(Exception):
@@ -68,25 +61,75 @@ class ChangeSet:
         return text
 
 
-def git_show(ref: str, path: Path) -> str | None:
-    """``path``'s content at ``ref`` (None when it did not exist there)."""
-    directory = path.parent
+def _git(args: list[str], directory: Path) -> subprocess.CompletedProcess[bytes]:
     try:
-        known = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-            cwd=directory, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        if known.returncode != 0:
-            why = known.stderr.strip() or "not a commit of this repository"
-            raise GitError(f"git cannot find {ref!r} from {directory} ({why})")
-        shown = subprocess.run(
-            ["git", "show", f"{ref}:./{path.name}"],
-            cwd=directory, capture_output=True, timeout=60, check=False,
-        )  # fmt: skip
+        return subprocess.run(
+            ["git", *args], cwd=directory, capture_output=True, timeout=60, check=False
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitError(f"git could not run in {directory}: {exc}") from None
+
+
+def commit_of(ref: str, directory: Path) -> str:
+    """The commit ``ref`` names, seen from ``directory``; :class:`GitError` when none."""
+    known = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], directory)
+    if known.returncode != 0:
+        why = known.stderr.decode("utf-8", "replace").strip() or "not a commit of this repository"
+        raise GitError(f"git cannot find {ref!r} from {directory} ({why})")
+    return known.stdout.decode("ascii", "replace").strip()
+
+
+def git_show(ref: str, path: Path) -> str | None:
+    """``path``'s content at ``ref`` (None when it did not exist there)."""
+    commit = commit_of(ref, path.parent)
+    shown = _git(["show", f"{commit}:./{path.name}"], path.parent)
     # Not UTF-8 there: the checkpoint or ini file does not parse, and compares as changed.
     return shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else None
+
+
+def changed_files(ref: str, directory: Path, root: Path) -> tuple[Path, frozenset[Path]] | None:
+    """The top of the repository of ``directory``, and the files under ``root`` that differ
+    between ``ref`` and the working tree there (changed, added or removed since ``ref``, and
+    untracked files git does not ignore); None when git cannot tell (``root`` is missing or
+    outside that repository)."""
+    commit = commit_of(ref, directory)
+    top = _git(["rev-parse", "--show-toplevel"], directory)
+    if top.returncode != 0 or not root.is_dir():
+        return None
+    base = Path(top.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
+    where = str(root.resolve())
+    listings = (
+        ["diff", "--no-renames", "--name-only", "-z", commit, "--", where],
+        ["ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", where],
+    )
+    found: set[Path] = set()
+    for args in listings:
+        listed = _git(["--literal-pathspecs", *args], directory)
+        if listed.returncode != 0:  # e.g. the root is outside the repository
+            return None
+        names = listed.stdout.decode("utf-8", "surrogateescape").split("\0")
+        found.update(base / name for name in names if name)
+    return base, frozenset(found)
+
+
+class WorkspaceChanges:
+    """Whether a question's workspace directory changed since ``ref`` (one ``git diff`` and
+    one ``git ls-files`` per workspace root, on first use)."""
+
+    def __init__(self, ref: str, directory: Path, root: Path) -> None:
+        self.ref, self.directory, self.root = ref, directory, root
+        self._found: tuple[Path, frozenset[Path]] | None = None
+        self._listed = False
+
+    def changed(self, workspace_path: str) -> bool:
+        """True also when git cannot tell (the workspace is outside the repository)."""
+        if not self._listed:
+            self._found = changed_files(self.ref, self.directory, self.root)
+            self._listed = True
+        workspace = (self.root / workspace_path).resolve()
+        if self._found is None or not workspace.is_relative_to(self._found[0]):
+            return True
+        return any(name.is_relative_to(workspace) for name in self._found[1])
 
 
 def fingerprint(question: Question) -> str:
@@ -113,38 +156,18 @@ def _globals(benchmark: Benchmark) -> Any:
     return [_rubric_data(benchmark.global_rubric), _rubric_data(benchmark.global_dynamic_rubric)]
 
 
-def ini_answer_settings(text: str | None, name: str) -> dict[str, Any]:
-    """The answer-changing ``karenina_*`` settings of an ini file's text (``name``: its file
-    name, which says its format)."""
-    if not text:
-        return {}
-    try:
-        if name == "pyproject.toml":
-            section = dict(tomllib.loads(text).get("tool", {}).get("pytest", {}))
-            # [tool.pytest.ini_options], or pytest 9's native [tool.pytest] table
-            values = {**section, **dict(section.pop("ini_options", None) or {})}
-        else:
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.read_string(text)
-            found = [s for s in ("pytest", "tool:pytest") if parser.has_section(s)]
-            values = dict(parser[found[0]]) if found else {}
-    except (ValueError, configparser.Error):
-        return {"unreadable": text}
-    return {
-        key: values[f"karenina_{key}"] for key in ANSWER_SETTINGS if f"karenina_{key}" in values
-    }
-
-
 def changes_since(
     ref: str,
     benchmarks: Iterable[tuple[Path, Benchmark]],
     shared: Iterable[Path],
     include_unfinished: bool = False,
+    workspace_root: Path | None = None,
 ) -> ChangeSet:
     """Compare each checkpoint (with its loaded benchmark) with its version at ``ref``;
     ``shared``: files whose change makes every question changed (preset, ini file).
     Questions marked ``finished: false`` take part only with ``include_unfinished`` (the
-    run skips them otherwise)."""
+    run skips them otherwise). ``workspace_root``: where question workspaces live (default:
+    each checkpoint's directory, as for the run)."""
     everything = None
     for path in shared:
         before = git_show(ref, path)
@@ -167,14 +190,19 @@ def changes_since(
         if old is not None and _globals(old) != _globals(benchmark) and everything is None:
             everything = f"the global rubrics of {path.name} changed"
         prints = {q.id: fingerprint(q) for q in old.questions} if old is not None else {}
+        workspaces = WorkspaceChanges(ref, path.parent, workspace_root or path.parent)
         for question in benchmark.questions:
             if not (question.finished or include_unfinished):
                 continue
             known = prints.get(question.id)
-            target = (
-                new if known is None else changed if known != fingerprint(question) else unchanged
-            )
-            target.add(question.id)
+            if known is None:
+                new.add(question.id)
+            elif known != fingerprint(question) or (
+                question.workspace_path and workspaces.changed(question.workspace_path)
+            ):
+                changed.add(question.id)
+            else:
+                unchanged.add(question.id)
     if everything is not None:
         changed, unchanged = changed | unchanged, set()
     return ChangeSet(ref, frozenset(changed), frozenset(new), frozenset(unchanged), everything)
@@ -199,7 +227,11 @@ class ChangedSincePlugin:
 
 
 def change_set(
-    ref: str, checkpoints: Iterable[Path], shared: Iterable[Path], include_unfinished: bool
+    ref: str,
+    checkpoints: Iterable[Path],
+    shared: Iterable[Path],
+    include_unfinished: bool,
+    workspace_root: Path | None = None,
 ) -> ChangeSet:
     """:func:`changes_since` for checkpoint files (one that cannot be read is left to its
     collection error); a usage error when git cannot answer."""
@@ -210,6 +242,6 @@ def change_set(
         except CheckpointError:
             continue
     try:
-        return changes_since(ref, loaded, shared, include_unfinished)
+        return changes_since(ref, loaded, shared, include_unfinished, workspace_root)
     except GitError as exc:
         raise pytest.UsageError(f"--karenina-changed-since: {exc}") from None

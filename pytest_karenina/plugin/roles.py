@@ -82,8 +82,9 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     if settings.ci.changed_since is not None:
         shared = [path for path in (settings.preset, config.inipath) if path is not None]
         changes = change_set(
-            settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished
-        )
+            settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished,
+            settings.workspace_root,
+        )  # fmt: skip
         config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)

@@ -195,3 +195,86 @@ def test_a_checkpoint_with_a_callable_trait_compares(
     changed.stdout.fnmatch_lines(
         ["karenina: changed since HEAD: 1 of 3 questions run (1 changed, 0 new)"]
     )
+
+
+def workspace_checkpoint(directory: Path) -> Path:
+    """The three capitals; q1 and q2 each with a workspace directory holding a file."""
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=CAPITAL_TEMPLATE.format(capital=capital), finished=True,
+                 workspace_path=f"ws/{qid}" if qid != "q3" else None)
+        for qid, (country, capital) in COUNTRIES.items()
+    ]  # fmt: skip
+    for qid in ("q1", "q2"):
+        (directory / "ws" / qid).mkdir(parents=True)
+        (directory / "ws" / qid / "notes.txt").write_text(f"notes of {qid}\n")
+    (directory / ".gitignore").write_text("*.log\n")
+    path = directory / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ("commit an edit", ["q1"]),
+        ("edit", ["q1"]),
+        ("add an untracked file", ["q1"]),
+        ("remove", ["q1"]),
+        ("add an ignored file", []),
+    ],
+)
+def test_a_changed_workspace_file_runs_its_question(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, change: str, expected: list[str]
+) -> None:
+    """Issue 24 (item 14): a change to a question's workspace directory alone ran nothing."""
+    git(pytester.path, "init", "-q")
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    workspace_checkpoint(pytester.path)
+    git(pytester.path, "add", ".")
+    git(pytester.path, "commit", "-q", "-m", "benchmark")
+    script_capitals(openai_server)
+    notes, ref = pytester.path / "ws" / "q1" / "notes.txt", "HEAD"
+    if change in ("commit an edit", "edit"):
+        notes.write_text("other notes\n")
+    elif change == "remove":
+        notes.unlink()
+    else:
+        name = "extra.log" if change == "add an ignored file" else "extra.txt"
+        notes.with_name(name).write_text("more\n")
+    if change == "commit an edit":
+        git(pytester.path, "commit", "-q", "-am", "workspace only")
+        ref = "HEAD~1"
+
+    result = run(pytester, openai_server, f"--karenina-changed-since={ref}")
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert ran(result) == expected
+    result.stdout.fnmatch_lines([f"karenina: changed since {ref}: {len(expected)} of 3 questions "
+                                 f"run ({len(expected)} changed, 0 new)"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("addopts", "everything"),
+    [
+        ("--karenina-sufficiency=no", True),
+        ("--karenina-embedding-check-threshold 0.9", True),
+        ("-o karenina_mode=template_only", True),
+        ("-q", False),
+    ],
+    ids=["an option", "an option and its value", "an ini override", "an unrelated option"],
+)
+def test_an_answer_changing_option_in_addopts_runs_everything(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path, addopts: str,
+    everything: bool,
+) -> None:  # fmt: skip
+    """Issue 24 (item 14): an ``addopts`` change of an answer-changing option ran nothing."""
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider {addopts}\n")
+
+    result = run(pytester, openai_server, "--karenina-changed-since=HEAD")
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert ran(result) == (["q1", "q2", "q3"] if everything else [])
+    if everything:
+        result.stdout.fnmatch_lines(["*3 of 3 questions run (3 changed, 0 new); all of them, "
+                                     "tox.ini changed"])  # fmt: skip

@@ -6,12 +6,19 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pytest_karenina.checkpoint import Benchmark, Question, load_checkpoint, save_checkpoint
+from pytest_karenina.plugin.answer_settings import ANSWER_SETTINGS, UNREADABLE
 from pytest_karenina.plugin.changes import changes_since, ini_answer_settings
+from pytest_karenina.plugin.options import OPTIONS
 
 
-def question(qid: str, finished: bool = True, text: str = "Q?") -> Question:
-    return Question(id=qid, text=text, raw_answer="A", template_code="", finished=finished)
+def question(
+    qid: str, finished: bool = True, text: str = "Q?", workspace: str | None = None
+) -> Question:
+    return Question(id=qid, text=text, raw_answer="A", template_code="", finished=finished,
+                    workspace_path=workspace)  # fmt: skip
 
 
 def commit(directory: Path, benchmark: Benchmark) -> Path:
@@ -44,3 +51,51 @@ def test_ini_settings_of_every_format() -> None:
     assert ini_answer_settings("[pytest]\nkarenina_endpoint = x\n", "tox.ini") == {"endpoint": "x"}
     assert ini_answer_settings("[tool:pytest]\nkarenina_results = r\n", "setup.cfg") == {}
     assert ini_answer_settings(None, "pytest.ini") == {}
+
+
+@pytest.mark.parametrize(
+    ("ini", "expected"),
+    [
+        ("[pytest]\naddopts = -p no:x --karenina-mode=rubric_only -q\n", {"mode": "rubric_only"}),
+        ("[pytest]\naddopts = --karenina-answering-model a --karenina-answering-model b\n",
+         {"answering_model": ["a", "b"]}),
+        ("[pytest]\naddopts = --karenina-abstention\n", {"abstention": "yes"}),
+        ("[pytest]\naddopts = -o karenina_mode=x -o karenina_results=r\n", {"mode": "x"}),
+        ("[pytest]\nkarenina_mode = x\naddopts = --karenina-mode=y\n", {"mode": "y"}),
+        ('[tool.pytest]\naddopts = ["--karenina-replicates", "3"]\n', {"replicates": "3"}),
+        ("[pytest]\naddopts = --karenina-mode\n", {UNREADABLE: ["--karenina-mode"]}),
+        ("[pytest]\naddopts = --karenina-mode='x\n", {UNREADABLE: "--karenina-mode='x"}),
+    ],
+    ids=["option", "repeated", "flag", "override", "addopts wins", "native toml", "no value",
+         "unclosed quote"],
+)  # fmt: skip
+def test_addopts_give_answer_settings(ini: str, expected: dict[str, object]) -> None:
+    name = "pyproject.toml" if ini.startswith("[tool") else "tox.ini"
+    assert ini_answer_settings(ini, name) == expected
+
+
+def test_every_answer_setting_is_an_option() -> None:
+    names = {option.dest.removeprefix("karenina_") for option in OPTIONS}
+    assert set(ANSWER_SETTINGS) <= names
+
+
+def test_a_key_that_addopts_overrides_is_no_change() -> None:
+    before = "[pytest]\nkarenina_mode = a\naddopts = --karenina-mode=c\n"
+    after = "[pytest]\nkarenina_mode = b\naddopts = --karenina-mode=c\n"
+    assert ini_answer_settings(before, "tox.ini") == ini_answer_settings(after, "tox.ini")
+
+
+def test_a_workspace_git_cannot_see_counts_as_changed(tmp_path: Path) -> None:
+    """A workspace root outside the checkpoint's repository: git cannot say what changed
+    there, so its questions run; questions without a workspace are compared as usual."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    (outside / "w1").mkdir(parents=True)
+    benchmark = Benchmark(name="b", questions=[question("q1", workspace="w1"), question("q2")])
+    path = commit(repo, benchmark)
+
+    found = changes_since("HEAD", [(path, load_checkpoint(path))], [], workspace_root=outside)
+    assert (found.changed, found.unchanged) == ({"q1"}, {"q2"})
+
+    inside = changes_since("HEAD", [(path, load_checkpoint(path))], [])
+    assert (inside.changed, inside.unchanged) == (set(), {"q1", "q2"})
