@@ -52,7 +52,9 @@ class CostCap:
                 self._turn.wait(0.5)
             mean = self.spent / self.finished if self.finished else 0.0
             expected = self.spent + self.in_flight * mean
-            if self.closed or self.spent >= self.share or expected + mean > self.share:
+            # Written so that a cost that is not a number (NaN) refuses rather than admits.
+            within = self.spent < self.share and expected + mean <= self.share
+            if self.closed or not within:
                 self.refused += 1
                 raise CostCapReached(
                     f"{SKIP_PREFIX} ${self.cap:g} reached (${self.spent:.4f} spent here, "

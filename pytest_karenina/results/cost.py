@@ -13,6 +13,7 @@ differ only in their judge share one answer, whose usage each of them reports.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,24 +35,29 @@ class PriceError(ValueError):
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens: finite and not negative (a :class:`ValueError` otherwise)."""
 
     input: float
     output: float
+
+    def __post_init__(self) -> None:
+        if not all(math.isfinite(value) and value >= 0 for value in (self.input, self.output)):
+            raise ValueError(f"a price must be finite and not negative, got {self}")
 
     def of(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
 
 
 def _price(source: str, model: str, values: Sequence[Any]) -> Price:
-    try:
-        found = [float(value) for value in values]
+    try:  # a JSON true is no price, though float() takes it
+        found = [float(value) for value in values if not isinstance(value, bool)]
     except (TypeError, ValueError):
         found = []
-    if len(found) != 2 or any(value < 0 for value in found):
+    # NaN compares false with everything: a NaN price would switch the cost cap off.
+    if len(found) != 2 or not all(math.isfinite(value) and value >= 0 for value in found):
         raise PriceError(
             f"{source}: {model}: expected an input and an output price (USD per million "
-            f"tokens, not negative), got {list(values)!r}"
+            f"tokens, finite and not negative), got {list(values)!r}"
         )
     return Price(found[0], found[1])
 

@@ -184,3 +184,27 @@ def test_prices_path(tmp_path: Path) -> None:
     assert table.lookup("langchain:m (openai:m) +[search]") == table.prices["m"]
     assert table.lookup("langchain:gpt") == table.prices["openai:gpt"]
     assert table.lookup("langchain:other") is None and table.lookup(None) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("prices.json", '{"test-model": {"input": "nan", "output": 1}}'),
+     ("prices.txt", "test-model = 1 inf\n")],
+)  # fmt: skip
+def test_a_price_that_is_not_a_finite_number_is_a_usage_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, name: str, text: str
+) -> None:
+    """Issue 24 (item 9): a NaN price turned the cost cap off (every question ran, "cost:
+    $nan")."""
+    answers(openai_server)
+    table = pytester.path / name
+    table.write_text(text)
+    checkpoint = capitals_checkpoint(pytester.path)
+    options = [f"--karenina-prices={table}", "--karenina-max-cost=0.5"]
+    result = pytester.runpytest("--karenina", str(checkpoint), *endpoint_args(openai_server),
+                                *options)  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--karenina-prices: {table}*test-model: expected an input and "
+                                 "an output price (USD per million tokens, finite and not "
+                                 "negative)*"])  # fmt: skip
+    assert openai_server.requests == []

@@ -69,3 +69,12 @@ def test_workers_share_the_cap() -> None:
     cap.settle(costing(3))  # spent 3 of a 2.5 share
     with pytest.raises(CostCapReached):
         cap.admit()
+
+
+def test_a_cost_that_is_not_a_number_refuses() -> None:
+    """Issue 24 (item 9): NaN compares false with everything; the cap must then refuse, not
+    admit (prices are checked to be finite, so this guards the cap on its own)."""
+    cap = CostCap(0.5, PRICES)
+    cap.spent, cap.finished = float("nan"), 1
+    with pytest.raises(CostCapReached, match=r"karenina: cost cap \$0.5 reached"):
+        cap.admit()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from pytest_karenina.results.cost import Cost, PriceError, PriceTable, results_cost
+from pytest_karenina.results.cost import Cost, Price, PriceError, PriceTable, results_cost
 from tests.results.builders import result
 
 TABLE = PriceTable.from_lines(["gpt-4o = 2 8", "judge = 1/1"], "test")
@@ -43,3 +46,29 @@ def test_models_without_a_price_are_named_not_counted() -> None:
 def test_a_bad_line_names_source_and_line(line: str, message: str) -> None:
     with pytest.raises(PriceError, match=f"ini, line 2: .*{message}"):
         PriceTable.from_lines(["# comment", line], "ini")
+
+
+@pytest.mark.parametrize("line", ["gpt-4o = nan 2", "gpt-4o = 1 inf", "gpt-4o = 1e999 1"])
+def test_a_price_that_is_not_a_finite_number_is_refused(line: str) -> None:
+    """Issue 24 (item 9): NaN compares false with everything, so a NaN price turned the
+    cost cap off."""
+    with pytest.raises(PriceError, match=r"ini, line 1: gpt-4o: .*finite and not negative"):
+        PriceTable.from_lines([line], "ini")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"m": {"input": "nan", "output": 1}}', '{"m": [NaN, 1]}', '{"m": [1, Infinity]}',
+     '{"m": [true, 1]}', '{"m": {"input": 1, "output": "-inf"}}'],
+)  # fmt: skip
+def test_a_json_price_that_is_not_a_finite_number_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text(text)
+    with pytest.raises(PriceError, match=re.escape(f"{path}: m: expected an input and an output")):
+        PriceTable.from_file(path)
+
+
+def test_a_price_is_finite_and_not_negative() -> None:
+    with pytest.raises(ValueError, match="finite and not negative"):
+        Price(float("nan"), 1.0)
+    assert Price(0.0, 1.5).of(1_000_000, 2_000_000) == 3.0
