@@ -4,7 +4,8 @@ Field names, types and defaults follow Karenina so that the model entries of a
 Karenina preset load unchanged (``extra="forbid"`` catches typos). API keys are
 ``SecretStr``: they never appear in ``repr``, ``str`` or dumps unless a dump is
 asked for them with ``context={REVEAL_SECRETS: True}``; adapters read them with
-``.get_secret_value()``.
+``.get_secret_value()``. Dumps also mask URL credentials (``user:password@``, ``?token=``...
+in base URLs and ``mcp_urls_dict``) and secrets in ``extra_kwargs`` (:mod:`.secrets`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pytest_karenina.config.model_sections import (
     RetryPolicy,
     TimeoutEscalationConfig,
 )
-from pytest_karenina.config.secrets import masked_settings, without_userinfo
+from pytest_karenina.config.secrets import masked_settings, masked_url
 from pytest_karenina.results.identity import ModelIdentity
 
 __all__ = [
@@ -131,7 +132,15 @@ class ModelConfig(BaseModel):
     def _dump_url(self, value: str | None, info: SerializationInfo) -> str | None:
         if value is None or (isinstance(info.context, dict) and info.context.get(REVEAL_SECRETS)):
             return value
-        return without_userinfo(value)
+        return masked_url(value)
+
+    @field_serializer("mcp_urls_dict")
+    def _dump_mcp_urls(
+        self, value: dict[str, str] | None, info: SerializationInfo
+    ) -> dict[str, str] | None:
+        if value is None or (isinstance(info.context, dict) and info.context.get(REVEAL_SECRETS)):
+            return value
+        return {name: masked_url(url) for name, url in value.items()}
 
     @field_serializer("extra_kwargs")
     def _dump_extra(self, value: dict[str, Any] | None, info: SerializationInfo) -> Any:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 if TYPE_CHECKING:
     from pytest_karenina.config.model_sections import ErrorPatternConfig
@@ -84,7 +84,7 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(
         r"(?i)\b([\w-]{0,40}(?:api[_-]?key|token|secret|password|authorization))"
-        r"(\"?\s*[=:]\s*[\"']?)[^\s\"',;}&]+"
+        r"(\"?\s*[=:]\s*[\"']?)[^\s\"',;}&)]+"
     ),
     re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"),
 )
@@ -230,3 +230,34 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
     text = _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
     return _SECRET_PATTERNS[2].sub("***", text)
+
+
+class Scrubber:
+    """Replaces exact secret values by ``***`` in text and in JSON-like values (model replies,
+    agent traces): the configured ``secrets`` and, when ``environment`` is true, the
+    secret-named environment values as they are now. Exact values only (no patterns), so an
+    answer is otherwise left as it is; longer values first, so no part of one is left over."""
+
+    def __init__(self, secrets: Iterable[str] = (), *, environment: bool = True) -> None:
+        found = {*secrets, *(env_secrets() if environment else ())} - {""}
+        self.values: tuple[str, ...] = tuple(sorted(found, key=len, reverse=True))
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced (the same object when it holds none)."""
+        for secret in self.values:
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
+
+    def value(self, value: Any) -> Any:
+        """``value`` with every string inside it (mapping keys too) scrubbed, at any depth;
+        mappings and sequences come back as dicts and lists, other values unchanged."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.value(v) for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.value(item) for item in value]
+        return value

@@ -21,6 +21,7 @@ from pytest_karenina.llm.errors import (
     RETRYABLE_CLASSES,
     ErrorClass,
     RetryCategory,
+    Scrubber,
     classify_error,
     env_secrets,
     is_retryable,
@@ -129,7 +130,7 @@ class RetryingModel:
         self.secrets = tuple(secrets)
         self.error_patterns = tuple(error_patterns)
         # Read once: replies are scrubbed on every call (errors, rare, read the environment anew).
-        self._reply_secrets = sorted({*self.secrets, *env_secrets()} - {""}, key=len, reverse=True)
+        self._scrubber = Scrubber(self.secrets)
         self.on_retry = on_retry
         self._sleep = sleep
         self._clock = clock
@@ -205,10 +206,7 @@ class RetryingModel:
         the environment was when this model was built) in its text: a model that echoes a
         key must not put it in the export, JUnit, the terminal or the report. Exact values
         only (no patterns): the answer is otherwise left as it is."""
-        text = reply.text
-        for secret in self._reply_secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
+        text = self._scrubber.text(reply.text)
         return reply if text is reply.text else replace(reply, text=text)
 
     def _next_wait(

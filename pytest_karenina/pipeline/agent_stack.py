@@ -8,7 +8,7 @@ the model's MCP tools. Under strict replay no runtime is built at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_karenina.llm.adapters.identity import config_identity
@@ -46,9 +46,12 @@ def agents_unavailable(config: VerificationConfig) -> str | None:
     return missing_agents_extra() if wanted else None
 
 
-def default_agent(model: ModelConfig, config: VerificationConfig, secrets: list[str]) -> AgentPort:
+def default_agent(
+    model: ModelConfig, config: VerificationConfig, secrets: Sequence[str]
+) -> AgentPort:
     """The built-in runtime for ``model``: deepagents for a deep-agent interface, else a tool
-    loop on LangChain's agent runtime."""
+    loop on LangChain's agent runtime; its transport scrubs ``secrets`` from every model
+    reply and tool result of a run."""
     missing = missing_agents_extra()
     if missing is not None:
         raise AgentsUnavailable(missing)
@@ -76,12 +79,17 @@ def build_agent(
     model: ModelConfig,
     live: Callable[[], AgentPort],
     replay: ReplayStore | None,
+    secrets: Sequence[str] = (),
 ) -> AgentPort:
     """``model``'s agent port: the ``live`` runtime, behind the replay store when there is
-    one (strict replay builds no runtime)."""
+    one (strict replay builds no runtime). Every result and error of the live runtime, and
+    of the port, is scrubbed of ``secrets`` and secret-named environment values, so nothing
+    recorded, reported or exported holds one."""
+    from pytest_karenina.llm.agents.scrub import ScrubbingAgent
+
     if replay is None:
-        return live()
+        return ScrubbingAgent(live(), secrets)
     from pytest_karenina.llm.agents.replay import ReplayingAgent
 
-    inner = None if replay.mode == "strict" else live()
-    return ReplayingAgent(inner, replay, agent_identity(model))
+    inner = None if replay.mode == "strict" else ScrubbingAgent(live(), secrets)
+    return ScrubbingAgent(ReplayingAgent(inner, replay, agent_identity(model)), secrets)

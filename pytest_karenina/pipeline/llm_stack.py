@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pytest_karenina.config.model import REVEAL_SECRETS, ModelConfig
+from pytest_karenina.config.secrets import setting_secrets, url_secrets
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
@@ -28,6 +28,7 @@ from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import ChatMessage, RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
+from pytest_karenina.llm.secret_logs import scrub_logs
 from pytest_karenina.llm.service import LLMService
 from pytest_karenina.llm.transport import RetryingModel
 from pytest_karenina.pipeline.agent_stack import AgentFactory, build_agent, default_agent
@@ -52,14 +53,26 @@ def default_adapter(model: ModelConfig) -> RawModel:
 
 
 def model_secrets(model: ModelConfig) -> list[str]:
-    """The secret values of ``model`` (to keep them out of logs and recordings): its API keys
-    and the ``user:password`` of a base URL that carries one."""
+    """Every secret value configured for ``model``, to keep out of replies, errors, logs and
+    recordings: its API keys; the credentials of its base URLs and MCP server URLs
+    (``user:password@``, ``?token=``-like parameters); and in ``extra_kwargs`` the values
+    under secret names (``api_key``, ``client_secret``...), secret-named or token-like
+    header values (``default_headers``) and URL credentials
+    (:func:`~pytest_karenina.config.secrets.setting_secrets`)."""
     values = [model.endpoint_api_key, model.anthropic_api_key]
     found = [secret.get_secret_value() for secret in values if secret is not None]
-    for url in (model.endpoint_base_url, model.anthropic_base_url):
-        credentials = urlsplit(url).netloc.rpartition("@")[0] if url else ""
-        found.extend(part for part in (credentials, credentials.partition(":")[2]) if part)
-    return found
+    servers = (model.mcp_urls_dict or {}).values()
+    for url in (model.endpoint_base_url, model.anthropic_base_url, *servers):
+        found += url_secrets(url) if url else []
+    found += setting_secrets(model.extra_kwargs or {})
+    return list(dict.fromkeys(value for value in found if value))
+
+
+def run_secrets(config: VerificationConfig) -> list[str]:
+    """The secrets of every model of ``config``: a model can echo what another one is
+    configured with (a shared header, a key in the environment of a tool)."""
+    models = [*config.answering_models, *config.parsing_models]
+    return list(dict.fromkeys(value for model in models for value in model_secrets(model)))
 
 
 @dataclass(frozen=True)
@@ -129,8 +142,12 @@ class LLMStack:
         self.config = config
         self.replay = replay if replay is not None and replay.mode != "off" else None
         self.adapter_factory = adapter_factory or default_adapter
+        self.secrets = run_secrets(config)
+        """What every reply, agent run, error, log record and recording of the run is
+        scrubbed of."""
+        scrub_logs(self.secrets)
         self.agent_factory = agent_factory or (
-            lambda model: default_agent(model, config, model_secrets(model))
+            lambda model: default_agent(model, config, self._secrets_of(model))
         )
         self.answering_models, self.parsing_models = config.stamped_models()
         # The stack holds these models, so their ids cannot be reused by other objects.
@@ -190,11 +207,19 @@ class LLMStack:
         key = _model_key(model)
         agent = self._agents.get(key)
         if agent is None:
+            secrets = self._secrets_of(model)
             if self.replay is not None:
-                self.replay.add_secrets(model_secrets(model))
+                self.replay.add_secrets(secrets)
             live = functools.partial(self.agent_factory, model)
-            agent = self._agents[key] = build_agent(model, live, self.replay)
+            agent = self._agents[key] = build_agent(model, live, self.replay, secrets)
         return agent
+
+    def _secrets_of(self, model: ModelConfig) -> list[str]:
+        """The run's secrets and ``model``'s (a hand-built task's model may have its own)."""
+        own = [value for value in model_secrets(model) if value not in self.secrets]
+        if own:
+            scrub_logs(own)
+        return [*self.secrets, *own]
 
     def _raw_for(self, model: ModelConfig) -> RawModel:
         """The shared raw stack of ``model`` (called with the lock held)."""
@@ -210,8 +235,9 @@ class LLMStack:
         # Manual answers are local already, and they depend on the question id,
         # which is not part of a replay key.
         replay = self.replay if model.interface != "manual" else None
+        secrets = self._secrets_of(model)
         if replay is not None:
-            replay.add_secrets(model_secrets(model))
+            replay.add_secrets(secrets)
             if replay.mode == "strict":
                 # No transport at all: strict replay cannot open a connection, and a miss
                 # is a ReplayMiss naming the question and the call kind.
@@ -225,7 +251,7 @@ class LLMStack:
             max_total_seconds=self.config.max_call_seconds,
             limiter=ConcurrencyLimiter(limit),
             rate_limiter=RateLimiter(rate),
-            secrets=model_secrets(model),
+            secrets=secrets,
             error_patterns=self.config.custom_error_patterns,
             on_retry=record_retry,
         )

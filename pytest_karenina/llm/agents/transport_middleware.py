@@ -4,6 +4,10 @@ The model's concurrency cap and request pacing are the ones its chat calls share
 limiter keys), and transient failures are retried with the model's retry policy, backing
 off between attempts, each retry reported like a chat call's (``metadata.retry_counts``).
 A call that fails for good ends the run with a :class:`~...transport.TransportError`.
+
+Secrets (the model's configured ones and secret-named environment values) are scrubbed from
+each model reply before the agent acts on it and from each tool result before the model reads
+it (:mod:`.scrub`), as chat replies are scrubbed.
 """
 
 from __future__ import annotations
@@ -16,13 +20,21 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 
 from pytest_karenina.config.model import ErrorPatternConfig, RetryPolicy
-from pytest_karenina.llm.errors import classify_error, is_retryable, redact, retry_after_seconds
+from pytest_karenina.llm.agents.scrub import scrubbed_output
+from pytest_karenina.llm.errors import (
+    Scrubber,
+    classify_error,
+    is_retryable,
+    redact,
+    retry_after_seconds,
+)
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.transport import RetryEvent, TransportError, backoff_seconds
 
 
 class TransportMiddleware(AgentMiddleware):
-    """Concurrency cap, pacing and retries around each model call of an agent."""
+    """Concurrency cap, pacing, retries and secret scrubbing around each model call of an
+    agent, and secret scrubbing of each tool result."""
 
     def __init__(
         self,
@@ -42,6 +54,7 @@ class TransportMiddleware(AgentMiddleware):
         self.limiter = limiter
         self.rate_limiter = rate_limiter
         self.secrets = secrets
+        self.scrubber = Scrubber(secrets)
         self.error_patterns = error_patterns
         self.on_retry = on_retry
         self.call_kind = call_kind
@@ -53,10 +66,10 @@ class TransportMiddleware(AgentMiddleware):
         while True:
             attempt += 1
             try:
-                return await self._once(request, handler)
+                return scrubbed_output(await self._once(request, handler), self.scrubber)
             except Exception as exc:
                 error_class = classify_error(exc, self.error_patterns)
-                message = redact(str(exc) or type(exc).__name__, self.secrets)
+                message = redact(str(exc) or type(exc).__name__, self.scrubber.values)
                 wait = self._wait(exc, error_class, used) if is_retryable(error_class) else None
                 if is_retryable(error_class):
                     if wait is not None:
@@ -75,6 +88,9 @@ class TransportMiddleware(AgentMiddleware):
                         error_class=error_class, attempts=attempt, retry_counts={},
                     ) from None  # fmt: skip
                 await asyncio.sleep(wait)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        return scrubbed_output(await handler(request), self.scrubber)
 
     async def _once(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         if self.rate_limiter is not None:
