@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_karenina.plugin.report.safe_text import terminal_safe
 from pytest_karenina.plugin.verdict import (
     FieldFacts,
     Outcome,
@@ -42,15 +43,6 @@ class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]
 
 
 PipelineError.__module__ = "builtins"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control or other non-printable character escaped (``\\r``,
-    ``\\x1b``...): error text from providers and templates must not move the cursor, colour
-    the terminal or forge lines such as ``=== 20 passed ===``."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 MAX_VALUE = 60
@@ -106,7 +98,7 @@ def result_reason(verdict: Verdict, facts: FieldFacts) -> str:
     ``ToxicityCheck: toxicity_score 0.9``); the override; the wrong fields; the failing
     rubric trait."""
     if verdict.category is Outcome.TEMPLATE_ERROR:
-        return printable(template_error_of(verdict.result) or "template error")
+        return terminal_safe(template_error_of(verdict.result) or "template error")
     if verdict.category.is_error:
         return error_line(verdict.result)
     forced = overriding_failure(verdict)
@@ -117,27 +109,27 @@ def result_reason(verdict: Verdict, facts: FieldFacts) -> str:
         if template.sufficiency_override_applied:
             return f"insufficient answer: {short(template.sufficiency_reasoning, MAX_VALUE)}"
         if forced is not None:
-            return printable(forced.reason)
+            return terminal_safe(forced.reason)
         rows = field_rows(verdict.result, facts)
         wrong = [r for r in rows if r["passed"] is False or r["differs"]]
         if wrong:
             shown = [
-                f"{r['field']}: {short(r['parsed'])} != {short(r['expected'])}"
+                f"{terminal_safe(r['field'])}: {short(r['parsed'])} != {short(r['expected'])}"
                 for r in wrong[:MAX_HEADLINE_FIELDS]
             ]
             extra = len(wrong) - len(shown)
             return "; ".join(shown) + (f"; and {extra} more fields" if extra else "")
         failed_regex = [n for n, ok in (template.regex_validation_results or {}).items() if not ok]
         if failed_regex:
-            return f"regex {', '.join(failed_regex)} did not match"
+            return f"regex {terminal_safe(', '.join(failed_regex))} did not match"
         if template.field_verification_error:
-            return f"verify() raised: {printable(template.field_verification_error)}"
+            return f"verify() raised: {terminal_safe(template.field_verification_error)}"
         return "verify() returned False"
     if forced is not None:
-        return printable(forced.reason)
+        return terminal_safe(forced.reason)
     if verdict.failing_traits:
         check = verdict.failing_traits[0]
-        return f"rubric {check.name}: {short(check.value)}, needs {check.bound}"
+        return f"rubric {terminal_safe(check.name)}: {short(check.value)}, needs {check.bound}"
     return str(verdict.category)
 
 
@@ -163,7 +155,7 @@ def explain_unmeasured(verdicts: Sequence[Verdict]) -> str:
         lines.extend(trait_check_line(check) for check in verdict.unmeasured_traits)
         lines.append(f"  {_models(verdict.result)}")
         names.update(dict.fromkeys(check.name for check in verdict.unmeasured_traits))
-    rules = ", ".join(f"{name} off" for name in names)
+    rules = terminal_safe(", ".join(f"{name} off" for name in names))
     lines.append(f"  to decide without them: --karenina-rubric-gates='{rules}'")
     return "\n".join(lines)
 
@@ -174,10 +166,10 @@ def error_line(result: VerificationResult) -> str:
     meta = result.metadata
     fault = template_error_of(result)
     if fault is not None and not meta.error and meta.completed_without_errors:
-        return printable(fault)
+        return terminal_safe(fault)
     failure = meta.failure
     where = f" in {failure.stage} ({failure.category})" if failure else ""
-    return f"error{where}: {printable(meta.error or 'unknown error')}"
+    return f"error{where}: {terminal_safe(meta.error or 'unknown error')}"
 
 
 def explain_error(results: Sequence[VerificationResult]) -> str:
@@ -195,13 +187,13 @@ def short(value: Any, limit: int = MAX_VALUE) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = repr(text) if isinstance(value, str) else text
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return terminal_safe(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _models(result: VerificationResult) -> str:
     meta = result.metadata
     replicate = f", replicate {meta.replicate}" if meta.replicate is not None else ""
-    return (
+    return terminal_safe(
         f"answering {meta.answering.model_name} ({meta.answering.interface}), "
         f"parsing {meta.parsing.model_name}{replicate}"
     )
@@ -222,34 +214,34 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
             if row["differs"] is not None:
                 mark = "differs" if row["differs"] else "same"
             lines.append(
-                f"  {row['field']} | {short(row['expected'])} | {short(row['parsed'])} | "
-                f"{row['primitive'] or '-'} | {mark}"
+                f"  {terminal_safe(row['field'])} | {short(row['expected'])} | "
+                f"{short(row['parsed'])} | {row['primitive'] or '-'} | {mark}"
             )
     if template is not None and template.regex_validation_results:
         for name, ok in template.regex_validation_results.items():
-            lines.append(f"  regex {name}: {'pass' if ok else 'FAIL'}")
+            lines.append(f"  regex {terminal_safe(name)}: {'pass' if ok else 'FAIL'}")
     if template is not None and template.abstention_detected:
         lines.append(f"  abstention: {short(template.abstention_reasoning, MAX_REASONING)}")
     if template is not None and template.sufficiency_detected is False:
         lines.append(f"  insufficient: {short(template.sufficiency_reasoning, MAX_REASONING)}")
     if template is not None and template.field_verification_error:
-        lines.append(f"  verify() raised: {printable(template.field_verification_error)}")
-    lines.extend(f"  override: {text}" for text in overrides(result))
+        lines.append(f"  verify() raised: {terminal_safe(template.field_verification_error)}")
+    lines.extend(f"  override: {terminal_safe(text)}" for text in overrides(result))
     lines.extend(deep_judgment_lines(result))
     metrics = template.agent_metrics if template is not None else None
     if metrics is not None and is_agent_run(metrics):
-        lines.append(f"  agent: {describe_agent(metrics)}")
+        lines.append(f"  agent: {terminal_safe(describe_agent(metrics))}")
     if template is not None and template.agentic_parsing_performed:
         lines.append("  agentic judge: its investigation is in template.investigation_trace")
     for name, value in (result.custom_fields or {}).items():
-        lines.append(f"  {printable(name)} (custom stage): {short(value)}")
+        lines.append(f"  {terminal_safe(name)} (custom stage): {short(value)}")
     return "\n".join(lines)
 
 
 def deep_judgment_lines(result: VerificationResult) -> list[str]:
     """Deep judgment's notes: what it could not quote, and the quotes it rejected."""
     return [
-        f"  {printable(warning)}"
+        f"  {terminal_safe(warning)}"
         for warning in result.metadata.warnings
         if warning.startswith("deep judgment: ")
     ]
@@ -258,12 +250,12 @@ def deep_judgment_lines(result: VerificationResult) -> list[str]:
 def trait_check_line(check: TraitCheck) -> str:
     """``  trait Clarity (llm score 1-5): 2, needs >= 3 (of 1-5); judge: ...``"""
     if check.error is not None:
-        text = f"no value ({printable(check.error)})"
+        text = f"no value ({terminal_safe(check.error)})"
     else:
         text = short(check.value)
         if check.bound:
             text += f", needs {check.bound}"
-    line = f"  trait {check.name} ({check.kind}): {text}"
+    line = f"  trait {terminal_safe(check.name)} ({check.kind}): {text}"
     if check.reasoning:
         line += f"; judge: {short(check.reasoning, MAX_REASONING)}"
     return line

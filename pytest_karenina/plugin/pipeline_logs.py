@@ -6,6 +6,8 @@ log capture takes every record of the process during an item's phase: a warning 
 records of pipeline threads apart, by the item each thread is working on, and
 :data:`NOT_FROM_PIPELINES` keeps them out of pytest's per-item capture. The item adds its
 own records to its setup report (``Captured log setup``), where it waits for its pipeline.
+Records often quote a question id, a model's reply or a judge's quote: each line is made
+terminal-safe (:func:`~.report.safe_text.terminal_safe_lines`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import logging
 import threading
 
 import pytest
+
+from pytest_karenina.plugin.report.safe_text import terminal_safe_lines
 
 PIPELINE_THREAD_PREFIX = "karenina"
 """Names of the threads that run pipelines or their calls start with this."""
@@ -66,7 +70,7 @@ class PipelineLogs(logging.Handler):
         nodeid = getattr(self._current, "nodeid", None)
         if nodeid is None:
             return
-        text = self.format(record)
+        text = terminal_safe_lines(self.format(record))  # a model's or benchmark's text
         with self._lock:
             self._records.setdefault(nodeid, []).append(text)
 

@@ -30,7 +30,7 @@ from pytest_karenina.plugin.process import (
 )
 from pytest_karenina.plugin.report.compact import compact_failure_summary, compact_notice
 from pytest_karenina.plugin.report.export_sink import ExportSink
-from pytest_karenina.plugin.report.github import github_output
+from pytest_karenina.plugin.report.github import GUARD, CommandGuard, github_output
 from pytest_karenina.plugin.report.header import header_lines
 from pytest_karenina.plugin.report.html import HtmlPlugin
 from pytest_karenina.plugin.report.item_record import item_record, run_record
@@ -95,7 +95,10 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     if not role.reports:
         return
     unchanged = changes.unchanged if changes is not None else frozenset()
-    manager.register(ControllerPlugin(config, settings, role, unchanged), "karenina-controller")
+    controller = ControllerPlugin(config, settings, role, unchanged)
+    manager.register(controller, "karenina-controller")
+    if controller.guard is not None:
+        manager.register(controller.guard, GUARD)
     if settings.replay != "off":
         manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
     if role is ProcessRole.XDIST_CONTROLLER:
@@ -125,6 +128,7 @@ class ControllerPlugin:
         self.session: pytest.Session | None = None
         self.baseline = BaselineGate(settings.ci, settings.shard, unchanged)
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
+        self.guard = CommandGuard(config) if settings.ci.github else None
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         """A question whose replicates disagreed: ``~`` and ``PASSED (flaky 2/3)`` (``F`` and
@@ -216,10 +220,9 @@ class ControllerPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.summary.write(terminalreporter)
-        if self.settings.ci.github and self.session is not None:
+        if self.guard is not None and self.session is not None:
             title = ", ".join(path.name for path in self.settings.checkpoints)
             status, limit = int(self.session.exitstatus), self.settings.ci.annotations
-            for line in github_output(self.summary, title, status, limit):
-                terminalreporter.write_line(line)
+            self.guard.annotate(github_output(self.summary, title, status, limit))
         for line in self.export.report_lines() if self.export is not None else ():
             terminalreporter.write_line(line, red=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.plugin.cli import main
-from pytest_karenina.plugin.report.github import escape_data, escape_property
+from pytest_karenina.plugin.report.github import escape_data, escape_property, markdown_text
 from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
 from tests.support.openai_server import OpenAIServer
 
@@ -36,7 +36,8 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytes
 
 
 def error_lines(result: pytest.RunResult) -> list[str]:
-    return [line for line in result.stdout.lines if line.startswith("::")]
+    """The annotation lines (not the stop-commands lines around them)."""
+    return [line for line in result.stdout.lines if line.startswith(("::error", "::notice"))]
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
@@ -59,10 +60,10 @@ def test_failed_questions_are_annotated_and_the_job_summary_appended(
     assert markdown.startswith("earlier step\n### pytest-karenina: capitals.jsonld\n")
     for expected in (
         "**Result: failed (exit 1)**",
-        "- karenina gate: pass rate 33.3% &lt; 50.0%: gate FAILED",
+        "- karenina gate: pass rate 33.3% \\< 50.0%: gate FAILED",
         "| test-model | 33.3% | 6.1%-79.2% | 1/3 |",
         "**Failed questions** (2)",
-        "| q2 | test-model | verify_fail | capital: 'Milan \\| Venice' != 'Rome' |",
+        "| q2 | test-model | verify\\_fail | capital: 'Milan \\| Venice' != 'Rome' |",
         "**Slowest questions**",
         "**Most tokens**",
     ):
@@ -106,10 +107,10 @@ def test_regressions_and_fixes_reach_the_job_summary(
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     markdown = step_summary.read_text()
-    assert "**Regressions against baseline.json** (1)\n\n- q1 [test-model]: pass -&gt; fail" in (
-        markdown
-    )
-    assert "**Fixed** (1)\n\n- q3 [test-model]: fail -&gt; pass" in markdown
+    assert (
+        "**Regressions against baseline.json** (1)\n\n- q1 \\[test-model\\]: pass -\\> fail"
+    ) in markdown
+    assert "**Fixed** (1)\n\n- q3 \\[test-model\\]: fail -\\> pass" in markdown
 
 
 def test_merge_writes_the_same_github_output(
@@ -128,7 +129,7 @@ def test_merge_writes_the_same_github_output(
     assert code == pytest.ExitCode.TESTS_FAILED
     assert ("::error file=capitals.jsonld,title=q3 [test-model]%3A verify_fail::"
             "capital: 'Osaka' != 'Tokyo'") in out.splitlines()  # fmt: skip
-    assert "| q3 | test-model | verify_fail | capital: 'Osaka' != 'Tokyo' |" in (
+    assert "| q3 | test-model | verify\\_fail | capital: 'Osaka' != 'Tokyo' |" in (
         step_summary.read_text()
     )
 
@@ -136,3 +137,16 @@ def test_merge_writes_the_same_github_output(
 def test_workflow_command_escaping() -> None:
     assert escape_data("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext: a, b"
     assert escape_property("q1 [m]: 50%, x\n") == "q1 [m]%3A 50%25%2C x%0A"
+
+
+def test_markdown_text_renders_as_written() -> None:
+    """Backslashes before every character that could start an image, a link, an autolink,
+    HTML, an entity, code, emphasis, math, a mention or a new table cell."""
+    assert markdown_text("![x](https://e.x/p.png) <img src=x> &amp;") == (
+        "!\\[x\\](https\\://e.x/p.png) \\<img src=x\\> \\&amp;"
+    )
+    assert markdown_text("www.e.x WWW.e.x e.x @me #1 `c` *b* _i_ ~s~ $m$") == (
+        "www\\.e.x WWW\\.e.x e.x \\@me \\#1 \\`c\\` \\*b\\* \\_i\\_ \\~s\\~ \\$m\\$"
+    )
+    # A backslash of the text escapes nothing of ours: a pipe after it still stays in its cell.
+    assert markdown_text("a\\|b\\[c](d)\r\ne") == "a\\\\\\|b\\\\\\[c\\](d) e"

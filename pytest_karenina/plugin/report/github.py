@@ -3,17 +3,29 @@ Markdown job summary appended to ``$GITHUB_STEP_SUMMARY``.
 
 Both come from the run summary alone, so the plugin and ``pytest-karenina merge`` write the
 same. Annotation values are escaped as GitHub's workflow commands require (``%``, CR and LF
-everywhere; ``:`` and ``,`` in properties too).
+everywhere; ``:`` and ``,`` in properties too). Text in the job summary is escaped so that
+nothing a model or a benchmark wrote renders as an image, a link, HTML or table syntax.
+
+The runner reads every line of a step's output as a possible workflow command, whoever
+printed it (failure texts, captured logs, other tests' output). :class:`CommandGuard`
+stops command processing for the whole run (``::stop-commands::<random token>`` before the
+session's first line) and resumes it only to print the annotations above.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.safe_text import terminal_safe
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.verdict import Outcome
 
@@ -69,22 +81,30 @@ def error_annotations(summary: RunSummary, limit: int) -> list[str]:
     return lines
 
 
-def _cell(text: object) -> str:
-    value = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
-    return value.replace("<", "&lt;").replace(">", "&gt;")
+_MARKDOWN = re.compile(r"[\\`*_~\[\]<>&|#$@]|(?<=www)\.|:(?=//)", re.IGNORECASE)
+"""What a backslash escapes in Markdown text: link and image brackets, HTML, entities,
+code, emphasis, math, mentions and references, table pipes (the backslash itself, so that
+none of these escapes can be undone), and the ``www.`` and ``scheme://`` of autolinks."""
+
+
+def markdown_text(text: object) -> str:
+    """``text`` as one line of literal Markdown text (a table cell or a list entry): it renders
+    as written, and never as an image, a link, HTML or a new cell."""
+    value = " ".join(str(text).splitlines())
+    return _MARKDOWN.sub(lambda found: "\\" + found.group(0), value)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_text(value) for value in row) + " |" for row in rows]
     return [*lines, ""]
 
 
 def _listed(title: str, entries: Sequence[str]) -> list[str]:
     if not entries:
         return []
-    lines = [f"**{title}** ({len(entries)})", ""]
-    lines += [f"- {_cell(entry)}" for entry in entries[:LISTED]]
+    lines = [f"**{markdown_text(title)}** ({len(entries)})", ""]
+    lines += [f"- {markdown_text(entry)}" for entry in entries[:LISTED]]
     if len(entries) > LISTED:
         lines.append(f"- ... and {len(entries) - LISTED} more")
     return [*lines, ""]
@@ -94,11 +114,11 @@ def job_summary(summary: RunSummary, title: str, status: int) -> str:
     """The Markdown job summary of a run that exits with ``status``."""
     overall = pass_rate(summary.payloads.values())
     verdict = "passed" if status == 0 else f"failed (exit {status})"
-    lines = [f"### pytest-karenina: {_cell(title)}", "", f"**Result: {verdict}**", ""]
+    lines = [f"### pytest-karenina: {markdown_text(title)}", "", f"**Result: {verdict}**", ""]
     if overall is not None:
-        lines += [f"Pass rate {overall.describe()}", ""]
+        lines += [f"Pass rate {markdown_text(overall.describe())}", ""]
     cost = summary.cost.lines()
-    lines += [*(_cell(line) for line in cost), ""] if cost else []
+    lines += [*(markdown_text(line) for line in cost), ""] if cost else []
     lines += _gates(summary) + _models(summary) + _failures(summary) + _heaviest(summary)
     return "\n".join(lines) + "\n"
 
@@ -109,7 +129,7 @@ def _gates(summary: RunSummary) -> list[str]:
         gates.append(summary.baseline.lines()[0])
     if summary.baseline_note:
         gates.append(summary.baseline_note)
-    lines = [f"- {_cell(gate)}" for gate in gates] + ([""] if gates else [])
+    lines = [f"- {markdown_text(gate)}" for gate in gates] + ([""] if gates else [])
     if summary.baseline is not None:
         drops = summary.baseline.regressions + summary.baseline.score_drops
         lines += _listed(f"Regressions against {summary.baseline.name}", drops)
@@ -179,5 +199,57 @@ def append_job_summary(markdown: str) -> str | None:
         with Path(target).open("a", encoding="utf-8") as out:
             out.write(markdown)
     except OSError as exc:
-        return f"karenina: could not write the job summary ({type(exc).__name__}: {exc})"
+        return terminal_safe(
+            f"karenina: could not write the job summary ({type(exc).__name__}: {exc})"
+        )
     return None
+
+
+GUARD = "karenina-github-guard"
+"""The name :class:`CommandGuard` is registered under."""
+
+
+class CommandGuard:
+    """Under GitHub Actions, no line of the run's output is a workflow command but the
+    plugin's own annotations.
+
+    ``::stop-commands::<token>`` goes out before the session's first line (the header; under
+    xdist before the workers start), the token is random (a text that could guess it could
+    resume commands), and ``::<token>::`` resumes them only around :meth:`annotate` and at
+    the very end of the run.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._token: str | None = None
+
+    def _write(self, line: str) -> None:
+        terminal: Any = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(line)
+            terminal.flush()  # before anything a worker process writes
+
+    def _stop(self) -> None:
+        if self._token is None:
+            self._token = secrets.token_hex(16)
+            self._write(f"::stop-commands::{self._token}")
+
+    def _resume(self) -> None:
+        if self._token is not None:
+            self._write(f"::{self._token}::")
+            self._token = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self) -> None:
+        self._stop()
+
+    def annotate(self, lines: Sequence[str]) -> None:
+        """Print the plugin's annotations (and notes) as the only commands of the run."""
+        self._resume()
+        for line in lines:
+            self._write(line)
+        self._stop()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        self._resume()  # later steps' commands (and this step's after pytest) work again

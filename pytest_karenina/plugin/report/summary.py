@@ -13,6 +13,7 @@ from pytest_karenina.plugin.report.baseline_diff import BaselineDiff
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.report.safe_text import terminal_safe
 from pytest_karenina.plugin.report.tallies import (
     AgentTally,
     CostTally,
@@ -228,12 +229,14 @@ class RunSummary:
             )
         for model, rate in pass_rates_by_model(self.payloads.values()).items():
             terminal.write_line(
-                f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
-                f"95% CI {rate.low:.1%}-{rate.high:.1%}"
+                terminal_safe(
+                    f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
+                    f"95% CI {rate.low:.1%}-{rate.high:.1%}"
+                )
             )
         comparison = compare_models(self.payloads.values(), self.compare_to)
         for line in comparison.lines() if comparison is not None else ():
-            terminal.write_line(line)
+            terminal.write_line(terminal_safe(line))
         counts = self.categories()
         if self.skipped:
             counts["skipped"] = len(self.skipped)
@@ -243,15 +246,17 @@ class RunSummary:
         input_tokens, output_tokens = self.tokens()
         terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
         for line in self.cost.lines():
-            terminal.write_line(line)
+            terminal.write_line(terminal_safe(line))
         if self.deep_judgment.judged:
-            terminal.write_line(f"deep judgment: {self.deep_judgment.describe()}")
+            terminal.write_line(terminal_safe(f"deep judgment: {self.deep_judgment.describe()}"))
         if self.rubric_deep_judgment.judged:
-            terminal.write_line(f"rubric deep judgment: {self.rubric_deep_judgment.describe()}")
+            line = f"rubric deep judgment: {self.rubric_deep_judgment.describe()}"
+            terminal.write_line(terminal_safe(line))
         if self.agents.runs:
-            terminal.write_line(self.agents.describe())
+            terminal.write_line(terminal_safe(self.agents.describe()))
         if self.flaky:
-            terminal.write_line(f"flaky: {len(self.flaky)} items ({', '.join(self.flaky)})")
+            flaky = terminal_safe(", ".join(self.flaky))
+            terminal.write_line(f"flaky: {len(self.flaky)} items ({flaky})")
         estimate = self.pass_at_k()
         if estimate is not None:
             terminal.write_line(estimate)
@@ -260,15 +265,16 @@ class RunSummary:
         if rubric:
             terminal.write_line("rubric traits:")
             for model, traits in sorted(rubric.items()):
-                terminal.write_line(f"  {model}:")
+                terminal.write_line(f"  {terminal_safe(model)}:")
                 for name, stats in traits.items():
-                    terminal.write_line(f"    {name} ({stats.kind}): {stats.describe()}")
+                    line = f"    {name} ({stats.kind}): {stats.describe()}"
+                    terminal.write_line(terminal_safe(line))
         if self.gate is not None:
             terminal.write_line(f"karenina gate: {self.gate.describe()}")
         for line in self.baseline.lines() if self.baseline is not None else ():
-            terminal.write_line(line)
+            terminal.write_line(terminal_safe(line))
         if self.baseline_note is not None:
-            terminal.write_line(self.baseline_note, red=self.baseline_refused)
+            terminal.write_line(terminal_safe(self.baseline_note), red=self.baseline_refused)
 
     def pass_at_k(self) -> str | None:
         """``pass@2 (unbiased estimate from 3 replicates): 83.3% over 4 items``, when the
