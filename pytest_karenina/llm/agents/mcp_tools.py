@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pytest_karenina.config.secrets import masked_url, url_secrets
 from pytest_karenina.llm.errors import redact
 
 if TYPE_CHECKING:
@@ -101,10 +102,12 @@ class MCPTools:
                 self._tools = None
 
     def _error(self, exc: BaseException) -> MCPToolsError:
-        servers = ", ".join(f"{n} ({u})" for n, u in (self.model.mcp_urls_dict or {}).items())
+        urls = self.model.mcp_urls_dict or {}
+        servers = ", ".join(f"{n} ({masked_url(u, '***')})" for n, u in urls.items())
+        secrets = [s for u in urls.values() for s in url_secrets(u)]
         return MCPToolsError(
             f"cannot list the tools of MCP server(s) {servers}: "
-            f"{type(exc).__name__}: {redact(_innermost(exc))}"
+            f"{type(exc).__name__}: {redact(_innermost(exc), secrets)}"
         )
 
     def _shaped(self, tools: list[BaseTool]) -> list[BaseTool]:
