@@ -11,6 +11,7 @@ the question and the replicate on the ports of its model pair
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,6 +35,7 @@ from pytest_karenina.llm.transport import RetryingModel
 from pytest_karenina.pipeline.agent_stack import AgentFactory, build_agent, default_agent
 from pytest_karenina.pipeline.retries import record_retry
 
+logger = logging.getLogger(__name__)
 AdapterFactory = Callable[[ModelConfig], RawModel]
 """Builds the raw model for a model config (a hook for custom adapters)."""
 
@@ -261,11 +263,16 @@ class LLMStack:
         return self.replay.stats() if self.replay is not None else {}
 
     def close(self) -> None:
-        """Close what the agents hold open (MCP sessions); they reopen if used again."""
+        """Close what the agents hold open (MCP sessions, each within a bound: see
+        docs/agents.md); they reopen if used again. A close that fails is a warning, and
+        the other agents are closed all the same."""
         for agent in list(self._agents.values()):
             close = getattr(agent, "close", None)
-            if close is not None:
-                close()
+            try:
+                if close is not None:
+                    close()
+            except Exception as exc:
+                logger.warning("closing an agent failed: %s: %s", type(exc).__name__, exc)
 
 
 def _model_key(model: ModelConfig) -> str:

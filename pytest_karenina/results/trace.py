@@ -14,6 +14,10 @@ User and system messages are not rendered. An AI message with tool calls ends wi
        Args: <input>
 
 A plain (non-agent) answer is therefore ``"--- AI Message ---\\n" + text``.
+
+A result stores a trace's structured messages (``trace_messages``) and its text
+(``raw_llm_response``); a tool result longer than :data:`TOOL_PREVIEW` is held whole in the
+messages only, its text cut to a preview there (:func:`stored_trace_text`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ THINKING_HEADER = "--- Thinking ---"
 TOOL_HEADER = "--- Tool Message (call_id: {call_id}) ---"
 BLOCK_SEPARATOR = "\n\n"
 TOOL_CALLS_MARKER = "Tool Calls:"
+TOOL_PREVIEW = 2_000
+"""Characters of a tool result that a stored trace text keeps (see :func:`stored_trace_text`)."""
 
 _AI_ROLES = frozenset({"assistant", "ai"})
 
@@ -34,7 +40,7 @@ class TraceError(ValueError):
     """The final AI message cannot be extracted from a trace (the message says why)."""
 
 
-def render_trace(messages: Sequence[Mapping[str, Any]]) -> str:
+def render_trace(messages: Sequence[Mapping[str, Any]], *, tool_preview: int | None = None) -> str:
     """Render ``trace_messages`` dicts as trace text.
 
     Message dicts are ``{role, content, block_index[, tool_calls][, tool_result][, thinking]}``
@@ -47,15 +53,35 @@ def render_trace(messages: Sequence[Mapping[str, Any]]) -> str:
     * ``tool``: a tool block for ``tool_result.tool_use_id`` (or ``tool_call_id``), its
       ``content`` prefixed with ``[ERROR] `` when ``tool_result.is_error``.
     * ``user`` / ``system``: omitted.
+
+    With ``tool_preview``, a tool result longer than that keeps its first ``tool_preview``
+    characters and a line saying how many more are in ``trace_messages[<index>]``.
     """
     blocks: list[str] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         role = str(message.get("role", ""))
         if role in _AI_ROLES:
             blocks.extend(_assistant_blocks(message))
         elif role == "tool":
-            blocks.append(_tool_block(message))
+            blocks.append(_tool_block(message, index, tool_preview))
     return BLOCK_SEPARATOR.join(blocks)
+
+
+def stored_trace_text(text: str, messages: Sequence[Mapping[str, Any]]) -> str:
+    """The trace text a result stores for ``text`` (``raw_llm_response``, or the evaluation
+    input when the judge read the whole trace): when ``text`` is the rendering of
+    ``messages`` and a tool result in them is longer than :data:`TOOL_PREVIEW`, the
+    rendering with tool results cut to that preview (they are whole in ``trace_messages``,
+    so an export holds them once); otherwise ``text`` itself."""
+    if not all(isinstance(message, Mapping) for message in messages):
+        return text
+    long = any(
+        message.get("role") == "tool" and len(content_text(message.get("content"))) > TOOL_PREVIEW
+        for message in messages
+    )
+    if not long or text != render_trace(messages):
+        return text
+    return render_trace(messages, tool_preview=TOOL_PREVIEW)
 
 
 def content_text(content: Any) -> str:
@@ -95,10 +121,13 @@ def _assistant_blocks(message: Mapping[str, Any]) -> list[str]:
     return blocks
 
 
-def _tool_block(message: Mapping[str, Any]) -> str:
+def _tool_block(message: Mapping[str, Any], index: int, preview: int | None) -> str:
     result = message.get("tool_result") or {}
     call_id = result.get("tool_use_id", message.get("tool_call_id", ""))
     content = content_text(message.get("content"))
+    if preview is not None and len(content) > preview:
+        more = len(content) - preview
+        content = f"{content[:preview]}\n[... {more:,} more characters: trace_messages[{index}]]"
     if result.get("is_error"):
         content = f"[ERROR] {content}"
     return f"{TOOL_HEADER.format(call_id=call_id)}\n{content}"

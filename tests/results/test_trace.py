@@ -145,3 +145,37 @@ def test_prepare_evaluation_input() -> None:
         broken,
         "Failed to extract final AI message: Last message in trace is not an AI message",
     )
+
+
+def long_tool_trace(size: int) -> list[dict[str, Any]]:
+    return [
+        {"role": "assistant", "content": "", "block_index": 0,
+         "tool_calls": [{"id": "t1", "name": "fetch", "input": {}}]},
+        {"role": "tool", "content": "y" * size, "block_index": 1,
+         "tool_result": {"tool_use_id": "t1", "is_error": False}},
+        {"role": "assistant", "content": "Done.", "block_index": 2},
+    ]  # fmt: skip
+
+
+def test_a_stored_trace_text_cuts_long_tool_results_to_a_preview() -> None:
+    from pytest_karenina.results.trace import TOOL_PREVIEW, stored_trace_text
+
+    trace = long_tool_trace(TOOL_PREVIEW + 500)
+    stored = stored_trace_text(render_trace(trace), trace)
+
+    assert "y" * TOOL_PREVIEW + "\n[... 500 more characters: trace_messages[1]]" in stored
+    assert "y" * (TOOL_PREVIEW + 1) not in stored
+    assert final_ai_message(stored) == "Done."
+
+
+@pytest.mark.parametrize("case", ["short tool result", "not the rendering"])
+def test_a_stored_trace_text_is_otherwise_the_text_itself(case: str) -> None:
+    from pytest_karenina.results.trace import TOOL_PREVIEW, stored_trace_text
+
+    if case == "short tool result":
+        trace = long_tool_trace(TOOL_PREVIEW)
+        text = render_trace(trace)
+    else:
+        trace = long_tool_trace(TOOL_PREVIEW + 1)
+        text = "--- AI Message ---\nsomething else"
+    assert stored_trace_text(text, trace) is text

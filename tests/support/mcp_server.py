@@ -7,7 +7,13 @@ Tools:
 * ``lookup_capital(country)``: the capital of a few countries, an error for others;
 * ``broken(reason)``: always fails (the agent sees a failed tool call);
 * ``read_note(name)``: the text of ``name`` in :attr:`MCPServer.notes_dir`;
-* ``slow(seconds)``: answers after sleeping (for time limits).
+* ``slow(seconds)``: answers after sleeping (for time limits); ``slow cancelled`` is
+  recorded when the client cancels it;
+* ``stuck(seconds)``: sleeps without yielding, so the whole server answers nothing meanwhile;
+* ``big(size)``: a text of ``size`` characters.
+
+``stateless`` (the default) serves every request on its own; a stateful server issues session
+ids and forgets them when it stops, as FastMCP's default does.
 
 ``calls`` records every tool call as ``(tool, arguments)``.
 """
@@ -33,11 +39,11 @@ CAPITALS = {"france": "Paris", "italy": "Rome", "japan": "Tokyo"}
 class MCPServer:
     """The server; use :func:`running_mcp_server` (or the ``mcp_server`` fixture)."""
 
-    def __init__(self, notes_dir: Path) -> None:
+    def __init__(self, notes_dir: Path, *, stateless: bool = True) -> None:
         self.notes_dir = notes_dir
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()
-        self.app = FastMCP("karenina-test", stateless_http=True, json_response=True,
+        self.app = FastMCP("karenina-test", stateless_http=stateless, json_response=True,
                            log_level="WARNING")  # fmt: skip
         self._register()
         self.port = 0
@@ -81,8 +87,25 @@ class MCPServer:
         async def slow(seconds: float) -> str:
             """Wait, then answer."""
             self._record("slow", seconds=seconds)
-            await asyncio.sleep(seconds)
+            try:
+                await asyncio.sleep(seconds)
+            except asyncio.CancelledError:
+                self._record("slow cancelled", seconds=seconds)
+                raise
             return "done"
+
+        @app.tool()
+        def stuck(seconds: float) -> str:
+            """Hold the server, then answer."""
+            self._record("stuck", seconds=seconds)
+            time.sleep(seconds)
+            return "done"
+
+        @app.tool()
+        def big(size: int) -> str:
+            """A long text."""
+            self._record("big", size=size)
+            return "x" * size
 
     @property
     def url(self) -> str:
@@ -101,7 +124,8 @@ class MCPServer:
         with self._lock:
             self.calls.clear()
 
-    def start(self) -> None:
+    def start(self, port: int = 0) -> None:
+        """Serve on ``port`` (0: a free one)."""
         from starlette.applications import Starlette
         from starlette.routing import Mount
 
@@ -111,7 +135,8 @@ class MCPServer:
         combined = Starlette(routes=[*http.routes, Mount("/", app=sse)],
                              lifespan=http.router.lifespan_context)  # fmt: skip
         listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
         self.port = listener.getsockname()[1]
         config = uvicorn.Config(combined, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
@@ -141,3 +166,25 @@ def running_mcp_server(notes_dir: Path) -> Iterator[MCPServer]:
         yield server
     finally:
         server.stop()
+
+
+def main() -> None:
+    """``python -m tests.support.mcp_server NOTES_DIR [--port N] [--stateful]``: serve until
+    killed, after printing the port (tests that stop and restart a server process)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("notes_dir", type=Path)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--stateful", action="store_true")
+    options = parser.parse_args()
+    for name in ("mcp", "httpx", "uvicorn", "sse_starlette"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    server = MCPServer(options.notes_dir, stateless=not options.stateful)
+    server.start(options.port)
+    print(server.port, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

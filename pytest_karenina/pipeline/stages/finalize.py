@@ -42,6 +42,7 @@ from pytest_karenina.results import (
     collect_caveats,
     compute_result_id,
 )
+from pytest_karenina.results.trace import stored_trace_text
 from pytest_karenina.rubrics.traits import has_traits
 
 _TEMPLATE_FIELDS = frozenset(VerificationResultTemplate.model_fields)
@@ -73,7 +74,11 @@ class FinalizeResultStage(BaseVerificationStage):
         return "FinalizeResult"
 
     def execute(self, context: VerificationContext) -> None:
-        fields = context.result_fields
+        fields = dict(context.result_fields)
+        trace = fields.get(ArtifactKeys.TRACE_MESSAGES) or []
+        for key in (ArtifactKeys.RAW_LLM_RESPONSE, ArtifactKeys.EVALUATION_INPUT):
+            if isinstance(fields.get(key), str):  # long tool results: whole in the trace only
+                fields[key] = stored_trace_text(fields[key], trace)
         template = VerificationResultTemplate.model_validate(
             {
                 **{key: value for key, value in fields.items() if key in _TEMPLATE_FIELDS},
