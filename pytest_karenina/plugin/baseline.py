@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel, Field, FiniteFloat, NonNegativeInt, ValidationError
 
 from pytest_karenina.plugin.report.payload import ItemPayload
 from pytest_karenina.plugin.report.tallies import trait_rows
+from pytest_karenina.plugin.results_path import replacing
+from pytest_karenina.plugin.strict_json import STRICT, problems, unique_keys
 from pytest_karenina.plugin.verdict import Outcome
 
 FORMAT = "pytest-karenina-baseline"
@@ -118,26 +121,46 @@ def entries_of(
 
 
 def write_baseline(path: Path, entries: Mapping[Key, BaselineEntry]) -> None:
-    """Write ``entries`` to ``path`` atomically (a temporary file, then a rename)."""
+    """Write ``entries`` to ``path`` atomically (a temporary file of its own, then a rename)."""
     document = {
         "format": FORMAT,
         "version": VERSION,
         "entries": [asdict(entries[key]) for key in sorted(entries)],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8", newline="\n") as out:
+    with replacing(path) as out:
         json.dump(document, out, indent=2, sort_keys=True, ensure_ascii=False)
         out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, path)
+
+
+class _Entry(BaseModel):
+    model_config = STRICT
+
+    question_id: str
+    answering_model: str
+    verdict: Literal["pass", "fail", "error", "no_verdict"]
+    passed: NonNegativeInt = 0
+    items: NonNegativeInt = 0
+    score: FiniteFloat | None = None
+    rubric: dict[str, FiniteFloat] = Field(default_factory=dict)
+
+
+class _Document(BaseModel):
+    model_config = STRICT
+
+    format: str
+    version: int
+    entries: list[_Entry]
 
 
 def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
-    """The entries of the baseline at ``path``; :class:`BaselineError` when it is unreadable."""
+    """The entries of the baseline at ``path``; :class:`BaselineError` naming the file and the
+    entry when it cannot be read, is not a baseline, or is damaged: a field of a wrong type,
+    missing or unknown, a score that is not a finite number, an unknown verdict, a question
+    and answering model listed twice."""
+    if path.exists() and not path.is_file():  # a FIFO would block the read
+        raise BaselineError(f"{path}: not a regular file")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
     except FileNotFoundError:
         raise BaselineError(
             f"{path}: no such baseline (write one with --karenina-baseline-update)"
@@ -146,43 +169,31 @@ def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
         raise BaselineError(f"{path}: not a readable baseline ({exc})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BaselineError(f'{path}: not a pytest-karenina baseline (no "format": "{FORMAT}")')
-    if document.get("version") != VERSION:
-        version = document.get("version")
+    version = document.get("version")
+    if type(version) is not int or version != VERSION:
         raise BaselineError(f"{path}: baseline version {version!r} is not {VERSION}")
-    entries = {}
-    for index, raw in enumerate(document.get("entries") or ()):
-        entry = _entry(path, index, raw)
-        entries[entry.key] = entry
-    return entries
+    raw = document.get("entries")
 
+    def label(loc: tuple[int | str, ...]) -> tuple[int, str | None]:
+        if len(loc) < 2 or not isinstance(raw, list) or not isinstance(loc[1], int):
+            return 0, None
+        qid = found.get("question_id") if isinstance(found := raw[loc[1]], dict) else None
+        return 2, qid if isinstance(qid, str) else None
 
-def _entry(path: Path, index: int, raw: Any) -> BaselineEntry:
-    where = f"{path}: entries[{index}]"
-    if not isinstance(raw, dict):
-        raise BaselineError(f"{where}: expected an object")
-    for name in ("question_id", "answering_model", "verdict"):
-        if not isinstance(raw.get(name), str):
-            raise BaselineError(f"{where}: field {name!r} must be a string")
-    score, rubric = raw.get("score"), raw.get("rubric") or {}
-    for name in ("passed", "items"):
-        if not isinstance(raw.get(name, 0), int) or isinstance(raw.get(name), bool):
+    try:
+        checked = _Document.model_validate(document)
+    except ValidationError as exc:
+        raise BaselineError(f"{path}: {problems(exc, labeler=label)}") from None
+    entries: dict[Key, BaselineEntry] = {}
+    where: dict[Key, int] = {}
+    for index, found in enumerate(checked.entries):
+        entry = BaselineEntry(**found.model_dump())
+        if entry.key in entries:
             raise BaselineError(
-                f"{where} ({raw['question_id']}): field {name!r} must be an integer"
+                f"{path}: entries[{index}] ({entry.label()}): listed twice (first as "
+                f"entries[{where[entry.key]}]); a baseline holds one entry per question and "
+                "answering model"
             )
-    if score is not None and not isinstance(score, int | float):
-        raise BaselineError(f"{where} ({raw['question_id']}): field 'score' must be a number")
-    if not isinstance(rubric, dict) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in rubric.values()
-    ):
-        raise BaselineError(
-            f"{where} ({raw['question_id']}): field 'rubric' must map names to numbers"
-        )
-    return BaselineEntry(
-        question_id=raw["question_id"],
-        answering_model=raw["answering_model"],
-        verdict=raw["verdict"],
-        passed=int(raw.get("passed") or 0),
-        items=int(raw.get("items") or 0),
-        score=None if score is None else float(score),
-        rubric={str(k): float(v) for k, v in rubric.items()},
-    )
+        entries[entry.key] = entry
+        where[entry.key] = index
+    return entries

@@ -4,6 +4,7 @@ cost cap, the estimate, GitHub output."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,11 @@ import pytest
 
 from pytest_karenina.plugin.ci_options import CI_OPTIONS
 from pytest_karenina.plugin.option_spec import option_flag, option_number, option_value
+from pytest_karenina.plugin.results_path import (
+    BASELINE_MARKERS,
+    OutputPathError,
+    check_output_path,
+)
 from pytest_karenina.results.cost import PriceError, PriceTable
 
 DEFAULT_ANNOTATIONS = 10
@@ -38,8 +44,13 @@ class CiSettings:
     """Run only the questions that changed since this git revision."""
 
 
-def resolve_ci_settings(config: pytest.Config) -> CiSettings:
-    """Read the CI options (CLI > ini); bad values are usage errors naming the option."""
+def resolve_ci_settings(
+    config: pytest.Config, checkpoints: Sequence[Path] = (), results: Path | None = None
+) -> CiSettings:
+    """Read the CI options (CLI > ini); bad values are usage errors naming the option.
+
+    ``checkpoints`` and ``results``: the run's checkpoints and export, which the baseline an
+    update writes must not be."""
     by_name = {option.name: option for option in CI_OPTIONS}
     raw: dict[str, Any] = {name: option_value(config, opt) for name, opt in by_name.items()}
 
@@ -59,6 +70,8 @@ def resolve_ci_settings(config: pytest.Config) -> CiSettings:
         raise pytest.UsageError(
             "--karenina-baseline-update: name the file with --karenina-baseline"
         )
+    if update and baseline is not None:
+        check_baseline_output(baseline, "--karenina-baseline", checkpoints, results)
     github = flag("github")
     prices = _prices(config)
     max_cost = None if raw["max-cost"] is None else number("max-cost", float, 0.0)
@@ -77,6 +90,20 @@ def resolve_ci_settings(config: pytest.Config) -> CiSettings:
         estimate=bool(flag("estimate")),
         changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
     )
+
+
+def check_baseline_output(
+    path: Path, flag: str, checkpoints: Sequence[Path], results: Path | None
+) -> None:
+    """A usage error when an update must not write the baseline to ``path``: a checkpoint, the
+    run's export, a file that is not a baseline, or no regular file."""
+    inputs = [(checkpoint, "a checkpoint of this run") for checkpoint in checkpoints]
+    if results is not None:
+        inputs.append((results, "the results export of this run"))
+    try:
+        check_output_path(path, flag, inputs, "baseline", BASELINE_MARKERS)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _prices(config: pytest.Config) -> PriceTable | None:

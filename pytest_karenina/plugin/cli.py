@@ -23,6 +23,12 @@ from pytest_karenina.plugin.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
 from pytest_karenina.plugin.merge import Merged, MergeError, merge_shards, write_merged
 from pytest_karenina.plugin.report.github import github_output
 from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.results_path import (
+    BASELINE_MARKERS,
+    EXPORT_MARKERS,
+    OutputPathError,
+    check_output_path,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,11 +104,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        merged = merge_shards(args.shards)
         if args.baseline_update and args.baseline is None:
             raise MergeError("--baseline-update: name the file with --baseline")
+        check_outputs(args.out, args.shards, args.baseline, args.baseline_update)
+        merged = merge_shards(args.shards)
         gate = BaselineGate(_ci_settings(args, merged))
-    except (MergeError, pytest.UsageError) as exc:
+    except (MergeError, OutputPathError, pytest.UsageError) as exc:
         sys.stderr.write(f"pytest-karenina merge: {exc}\n")
         return int(pytest.ExitCode.USAGE_ERROR)
     try:
@@ -140,6 +147,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if status == pytest.ExitCode.OK:
             status = pytest.ExitCode.TESTS_FAILED
     return int(status)
+
+
+def check_outputs(out: Path, shards: Sequence[Path], baseline: Path | None, update: bool) -> None:
+    """:class:`OutputPathError` when the merged export (or the baseline an update writes)
+    would replace an input of the merge, the other output, a file of another kind, or
+    something that is not a regular file."""
+    inputs = [(shard, "an input of this merge") for shard in shards]
+    others = [(baseline, "the --baseline file")] if baseline is not None else []
+    check_output_path(out, "OUT.json", inputs + others, "results export", EXPORT_MARKERS)
+    if update and baseline is not None:
+        merged = [(out, "the merged export (OUT.json)")]
+        check_output_path(baseline, "--baseline", inputs + merged, "baseline", BASELINE_MARKERS)
 
 
 def _ci_settings(args: argparse.Namespace, merged: Merged) -> CiSettings:

@@ -10,7 +10,6 @@ summarised, but :attr:`Merged.incomplete` says why.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -18,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_karenina.plugin.merge_records import shard_problem
 from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.results_path import replacing
 from pytest_karenina.results.export import RUN_KEY, export_header, is_successful, write_export
 from pytest_karenina.results.fast_json import dumps, loads
 
@@ -80,12 +81,12 @@ def read_shard(path: Path) -> ShardExport:
             f'{path}: has no pytest run records ("{RUN_KEY}"): write shard exports with '
             "pytest --karenina-results"
         )
-    run, items = block.get("run"), block.get("items")
-    if not isinstance(run, dict) or not isinstance(items, list):
-        raise MergeError(f'{path}: {RUN_KEY} needs a "run" object and an "items" list')
-    shard = run.get("shard")
-    valid = isinstance(shard, list) and len(shard) == 2 and all(type(n) is int for n in shard)
-    if shard is not None and not (valid and 1 <= shard[0] <= shard[1]):
+    problem = shard_problem(data)
+    if problem is not None:
+        raise MergeError(f"{path}: {problem}")
+    run, items = block["run"], block["items"]
+    shard = run["shard"]
+    if shard is not None and shard[0] > shard[1]:
         raise MergeError(f"{path}: {RUN_KEY}.run.shard must be [I, N] with 1 <= I <= N")
     payloads = [_payload(path, index, item) for index, item in enumerate(items)]
     metadata = data.get("metadata")
@@ -207,7 +208,8 @@ def _rubric_definition(data: dict[str, Any]) -> Any:
 
 
 def write_merged(merged: Merged, out: Path) -> None:
-    """Write the merged export to ``out`` atomically."""
+    """Write the merged export to ``out`` atomically (a temporary file of its own, then a
+    rename)."""
     metas = [shard.metadata for shard in merged.inputs]
     summaries = [s if isinstance(s := meta.get("job_summary"), dict) else {} for meta in metas]
     starts = [s["start_time"] for s in summaries if isinstance(s.get("start_time"), int | float)]
@@ -227,10 +229,5 @@ def write_merged(merged: Merged, out: Path) -> None:
     scenarios = [s for listed in found if isinstance(listed, list) for s in listed]
     result_lines = (dumps(result) for result in merged.results)
     item_lines = (dumps(item) for item in merged.items)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(out.name + ".tmp")
-    with temporary.open("w", encoding="utf-8", newline="") as stream:
+    with replacing(out) as stream:
         write_export(stream, header, result_lines, scenarios or None, (merged.run, item_lines))
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, out)

@@ -232,7 +232,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
-        ci=resolve_ci_settings(config),
+        ci=resolve_ci_settings(config, checkpoints, results),
     )
 
 

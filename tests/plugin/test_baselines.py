@@ -4,7 +4,9 @@ questions, score tolerance, and updates refused after partial runs."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,7 +206,7 @@ def test_a_missing_or_broken_baseline_is_a_usage_error(
     result = run(pytester, openai_server, broken)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        [f"*{broken}: entries[[]0[]]: field 'answering_model' must be a string"]
+        [f"*{broken}: entries[[]0[]] (q1): field 'answering_model' is missing*"]
     )
 
 
@@ -225,3 +227,43 @@ def test_a_tolerance_must_be_a_finite_number(
     result.stderr.fnmatch_lines(
         [f"*--karenina-score-tolerance: expected a finite number, got '{value}'"]
     )
+
+
+def twice(document: dict[str, Any]) -> None:
+    """q1 again after its entry, failed: read last-wins, the fail forgave q1's regression."""
+    document["entries"].insert(1, {**document["entries"][0], "verdict": "fail"})
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda d: d["entries"][0].update(score=float("nan")),
+         "entries[0] (q1): field 'score' must be a finite number, got nan"),
+        (twice, "entries[1] (q1 [test-model]): listed twice (first as entries[0])"),
+        (lambda d: d.update(Entries=d.pop("entries")),
+         "field 'entries' is missing; field 'Entries' is unknown"),
+        (lambda d: d.update(entries=None), "field 'entries' must be a list, got None"),
+        (lambda d: d.update(entries=5), "field 'entries' must be a list, got 5"),
+        (lambda d: d["entries"][0].update(verdict="PASS"),
+         "entries[0] (q1): field 'verdict' must be 'pass', 'fail', 'error' or 'no_verdict', "
+         "got 'PASS'"),
+    ],
+    ids=["NaN score", "listed twice", "Entries", "null", "entries 5", "PASS"],
+)  # fmt: skip
+def test_a_damaged_baseline_is_refused_naming_the_file_and_entry(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, baseline: Path,
+    damage: Callable[[dict[str, Any]], None], message: str,
+) -> None:  # fmt: skip
+    """Issue 24 (item 8): each damage weakened the gate (a NaN score dropped by nothing, the
+    second entry forgave q1's regression, no entries made every question new) or crashed it
+    (INTERNALERROR); now the run does not start."""
+    document = json.loads(baseline.read_text())
+    damage(document)
+    baseline.write_text(json.dumps(document))
+    answers(openai_server, q1="Lyon", q3="Osaka")  # q1 regresses
+
+    result = run(pytester, openai_server, baseline)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert f"--karenina-baseline: {baseline}: {message}" in result.stderr.str()
+    assert openai_server.requests == []

@@ -219,16 +219,20 @@ def test_merge_gates_on_a_baseline_and_updates_it(
     ("edit", "message"),
     [
         (lambda d: d["pytest_karenina"]["items"][0].update(category="weird"),
-         "pytest_karenina.items[[]0[]] (capitals.jsonld::q*): not an item record (*weird*"),
+         "pytest_karenina.items[[]0[]] (capitals.jsonld::q*): field 'category' is not one of "
+         "the values it can take, got 'weird'"),
         (lambda d: d["pytest_karenina"]["items"][0].update(rubric={"x": 1}),
-         "pytest_karenina.items[[]0[]] (*): not an item record (*"),
+         "pytest_karenina.items[[]0[]] (*): field 'rubric.passed' is missing; field "
+         "'rubric.gated' is missing; field 'rubric.traits' is missing (and 1 more problems)"),
         (lambda d: d["pytest_karenina"]["items"][0].pop("nodeid"),
-         "pytest_karenina.items[[]0[]]: expected an item record with a \"nodeid\""),
+         "pytest_karenina.items[[]0[]]: field 'nodeid' is missing"),
         (lambda d: d["pytest_karenina"]["run"].update(shard="2/2"),
+         "field 'pytest_karenina.run.shard' must be a list, got '2/2'"),
+        (lambda d: d["pytest_karenina"]["run"].update(shard=[2, 1]),
          "pytest_karenina.run.shard must be [[]I, N[]] with 1 <= I <= N"),
         (lambda d: d.update(metadata=None), None),
     ],
-    ids=["category", "rubric", "nodeid", "shard", "metadata"],
+    ids=["category", "rubric", "nodeid", "shard", "shard order", "metadata"],
 )  # fmt: skip
 def test_a_damaged_export_is_refused_naming_the_file_and_item(
     pytester: pytest.Pytester, openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,28 @@ def test_a_new_path_an_empty_file_and_a_previous_export_are_fine(tmp_path: Path)
     empty.write_text("")
     for path in (tmp_path / "new" / "results.json", previous, empty):
         check_results_path(path, [])
+
+
+def test_a_device_node_or_a_fifo_is_refused_unopened(tmp_path: Path) -> None:
+    """Issue 24 (item 5): only regular files were looked at, so the export would have replaced
+    a device node; a FIFO is refused without being opened (opening it would block)."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(pytest.UsageError, match="that is a FIFO, not a regular file"):
+        check_results_path(fifo, [])
+    device = tmp_path / "null.json"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs CAP_MKNOD (root)")
+    with pytest.raises(pytest.UsageError, match="that is a character device, not a regular"):
+        check_results_path(device, [])
+
+
+def test_a_checkpoint_reached_through_a_hard_link_is_refused(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "bench.jsonld"
+    checkpoint.write_text('{"@context": {}}')
+    linked = tmp_path / "linked.json"
+    os.link(checkpoint, linked)
+    with pytest.raises(pytest.UsageError, match="that is a checkpoint of this run"):
+        check_results_path(linked, [checkpoint])
