@@ -1,12 +1,20 @@
 """Deep judgment's own CPU, engine only (run by hand; figures in docs/performance.md).
 
     python benchmarks/bench_deep_judgment.py [--repeat 2000] [--questions 300] [--rounds 3]
+    python benchmarks/bench_deep_judgment.py --hostile-only
 
 Quote validation: a 20 KB response, 3 attributes x 3 excerpts, checked against the response
 the way a deep-judgment parse does it (the response prepared once, every quote matched).
 Three replies: every quote verbatim (the usual case), every quote with one character
 changed (the fuzzy path), and every quote invented (rejected after the fuzzy search).
 Prints the median time per reply; the target is under 1 ms.
+
+Hostile replies (issue 24), each checked once: a paraphrased quote (every pair of words
+swapped) of 4 KB against a 20 KB response and of 10 KB against 10 KB, three 850 KB paraphrases
+against an 850 KB response, an invented sentence that contains a short answer, and the work
+limit's worst case: nine 1,000-character quotes (the longest aligned) against a 20 KB response
+where every window nearly matches (``a`` repeated), so each needs the whole search. Prints
+the time per reply, what was decided and how many alignments ran.
 
 Pipeline: the same questions (a classic template, one field) run in one thread with the
 scripted in-process judge, deep judgment disabled and full, alternately; the difference in
@@ -29,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_karenina.checkpoint import Benchmark, Question
+from pytest_karenina.pipeline.deep_judgment import quotes as quote_matching
 from pytest_karenina.pipeline.deep_judgment.excerpts import ResponseText, check_excerpts
 from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.rubrics.traits import LLMRubricTrait, Rubric
@@ -46,10 +55,12 @@ ATTRIBUTES = ["gene", "function", "pathway"]
 
 def response_text(size: int, rng: random.Random) -> str:
     words: list[str] = []
-    while sum(len(w) + 1 for w in words) < size:
+    length = 0
+    while length < size:
         words.append(rng.choice(WORDS))
         if rng.random() < 0.08:
             words[-1] += "."
+        length += len(words[-1]) + 1
     return " ".join(words)
 
 
@@ -68,6 +79,59 @@ def quotes(text: str, rng: random.Random, change: str) -> dict[str, Any]:
             entries.append({"text": quote, "confidence": "high"})
         reply[attribute] = entries
     return reply
+
+
+def paraphrase(text: str) -> str:
+    """Every pair of words swapped: nothing verbatim to anchor on."""
+    words = text.split()
+    for at in range(0, len(words) - 1, 2):
+        words[at], words[at + 1] = words[at + 1], words[at]
+    return " ".join(words)
+
+
+def hostile_cases(rng: random.Random) -> list[tuple[str, str, dict[str, Any], float]]:
+    """``(name, response, reply, threshold)`` of the hostile replies (see the module doc)."""
+    big = response_text(850_000, rng)
+    flat = "a" * 20_000
+    nearly = ("a" * 49 + "b") * 20
+    return [
+        ("4 KB paraphrase, 20 KB response", (text := response_text(20_000, rng)),
+         {"gene": [{"text": paraphrase(text[5_000:9_000])}]}, 0.8),
+        ("10 KB paraphrase, 10 KB response", (ten := response_text(10_000, rng)),
+         {"gene": [{"text": paraphrase(ten)}]}, 0.8),
+        ("3 x 850 KB paraphrases, 850 KB", big,
+         {"gene": [{"text": paraphrase(response_text(850_000, rng))} for _ in range(3)]}, 0.8),
+        ("invented, contains the answer", "Zorblat.",
+         {"gene": [{"text": "Napoleon discovered Zorblat. on Mars in 1802..."}]}, 0.8),
+        ("9 x 1,000 chars, worst text", flat,
+         {name: [{"text": nearly}] * 3 for name in ATTRIBUTES}, 0.99),
+    ]  # fmt: skip
+
+
+def hostile(rng: random.Random) -> None:
+    calls = 0
+    align = quote_matching.fuzz.partial_ratio_alignment
+
+    def counted(*args: Any, **options: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return align(*args, **options)
+
+    quote_matching.fuzz.partial_ratio_alignment = counted  # type: ignore[assignment]
+    for name, text, reply, threshold in hostile_cases(rng):
+        calls = 0
+        start = time.perf_counter()
+        check = check_excerpts(
+            reply, list(reply), ResponseText(text), threshold=threshold, max_per_attribute=3
+        )
+        took = time.perf_counter() - start
+        kept = sum(len(v) for v in check.accepted.values())
+        gone = sum(len(v) for v in check.rejected.values())
+        print(
+            f"{name:>34}: {took * 1e3:8.1f} ms, {kept} accepted, {gone} rejected, "
+            f"{calls} partial_ratio alignments"
+        )
+    quote_matching.fuzz.partial_ratio_alignment = align  # type: ignore[assignment]
 
 
 def pipeline_cost(count: int, mode: str) -> float:
@@ -124,7 +188,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2000)
     parser.add_argument("--questions", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hostile-only", action="store_true", help="only the hostile replies")
     args = parser.parse_args()
+    if args.hostile_only:
+        hostile(random.Random(7))
+        return
     for round_ in range(1, args.rounds + 1):
         off = pipeline_cost(args.questions, "disabled")
         full = pipeline_cost(args.questions, "full")
@@ -154,6 +222,7 @@ def main() -> None:
             f"{change:>13}: {statistics.median(times) * 1e3:.3f} ms per reply "
             f"({len(text)} chars, 9 quotes, {kept} accepted)"
         )
+    hostile(rng)
 
 
 if __name__ == "__main__":

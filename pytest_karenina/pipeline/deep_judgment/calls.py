@@ -19,9 +19,11 @@ from pytest_karenina.llm.json_extract import JsonExtractionError, extract_json
 from pytest_karenina.llm.ports import ChatMessage, ChatPort, ChatResponse, LLMCallError, Usage
 from pytest_karenina.llm.replay import ReplayMiss
 from pytest_karenina.pipeline.deep_judgment.excerpts import (
+    RESENT_REPLY,
     ExcerptCheck,
     ResponseText,
     check_excerpts,
+    shortened,
 )
 from pytest_karenina.prompts.deep_judgment import (
     REASONING_ONLY_TASK,
@@ -131,8 +133,9 @@ def gather_excerpts(
     instructions: str | None = None,
 ) -> GatheredExcerpts:
     """Quotes per attribute, asked for again with feedback while quotes are rejected and
-    attempts are left. A reply that is not a JSON object on the last attempt raises
-    :class:`LLMCallError` (a parse error of the item)."""
+    attempts are left; the previous reply goes back bounded (:meth:`ExcerptCheck.resent`). A
+    reply that is not a JSON object on the last attempt raises :class:`LLMCallError` (a parse
+    error of the item)."""
     text = ResponseText(response)
     messages = excerpt_messages(
         question, response, attributes, max_excerpts=settings.max_excerpts,
@@ -151,6 +154,7 @@ def gather_excerpts(
                     raw_text=reply.text,
                 )  # fmt: skip
             feedback = "Your reply was not a JSON object."
+            resent = shortened(reply.text, RESENT_REPLY)
         else:
             check = check_excerpts(
                 data, attributes, text,
@@ -159,7 +163,8 @@ def gather_excerpts(
             if not check.rejected or last:
                 return GatheredExcerpts(check, attempt)
             feedback = check.feedback(settings.threshold)
-        messages = excerpt_retry(messages, reply.text, feedback)
+            resent = check.resent(reply.text)
+        messages = excerpt_retry(messages, resent, feedback)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 

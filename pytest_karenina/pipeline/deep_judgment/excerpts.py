@@ -1,159 +1,60 @@
 """Deep judgment's excerpts: reading the judge's quotes and checking each against the response.
 
-An excerpt is evidence only if the response says it. Both texts are compared with their
-whitespace collapsed and their case folded; the similarity is rapidfuzz's ``partial_ratio``
-(the best-aligned stretch of the response, as a share of 1), and a quote is accepted when it
-reaches the threshold: one threshold, nothing hidden. Every accepted quote keeps the span it
-matched in the original response, for highlighting. A verbatim quote is found by plain
-search first, so the usual case costs microseconds.
+An excerpt is evidence only if the response says it: each quote is matched against the
+response (:mod:`quotes`: whitespace collapsed, case folded, a verbatim quote by plain search,
+others by the best alignment of the quote inside the response, as a share of the quote), and
+accepted when it reaches the threshold: one threshold, nothing hidden. Every accepted quote
+keeps the span it matched in the original response, for highlighting.
+
+A reply is read up to the maximum of quotes per attribute (or trait): the first ones, and one
+"nothing to quote" entry; the rest is dropped and counted. What goes back to the judge on a
+retry and into warnings is bounded the same way: those entries, each quote cut to
+:data:`SHOWN_QUOTE` characters, and how many were dropped.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz
+from pytest_karenina.pipeline.deep_judgment.quotes import AlignBudget, QuoteMatch, ResponseText
 
-_WHITESPACE = re.compile(r"\s+")
-_ODD_WHITESPACE = re.compile(r" \s+|[^\S ]\s*")
-"""Whitespace runs other than one plain space: the only ones collapsing changes."""
-_ASCII_ODD = ("  ", "\n", "\t", "\r", "\x0b", "\x0c")
+__all__ = [
+    "Excerpt",
+    "ExcerptCheck",
+    "QuoteMatch",
+    "ResponseText",
+    "check_excerpts",
+    "shortened",
+    "ungrounded_line",
+]
+
 CONFIDENCES = ("high", "medium", "low")
 """The confidence levels the judge may give; anything else is read as ``medium``."""
-MIN_ANCHOR = 8
-"""The shortest verbatim stretch the near-verbatim fast path looks for."""
 NO_EXCERPT = "none"
 """The confidence of the judge's "nothing to quote" entry (empty text, an explanation)."""
+SHOWN_QUOTE = 200
+"""The most characters of a quote (or an explanation) shown in retry feedback and warnings."""
+KEPT_EXPLANATION = 1_000
+"""The most characters of the judge's explanation of an entry kept in the result."""
+RESENT_REPLY = 16_000
+"""The longest reply resent as given with a retry; a longer one, or one with dropped entries,
+is resent as the entries read (:meth:`ExcerptCheck.resent`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class QuoteMatch:
-    """How well a quote matches the response: ``similarity`` in [0, 1] and the matched span
-    of the original response (None when nothing aligned)."""
-
-    similarity: float
-    start: int | None = None
-    end: int | None = None
-
-
-class ResponseText:
-    """A response prepared for matching quotes. Build it once per response.
-
-    A quote copied exactly is found by a plain search of the original text. Others are looked
-    for in the collapsed, case-folded text (exactly, then fuzzily), whose positions map back
-    to the original; it is made on first use.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._collapsed: str | None = None
-        self._starts: list[int] = []  # collapsed position of each whitespace run's space
-        self._removed: list[int] = []  # characters dropped up to and including that run
-        self._positions: list[int] | None = None  # per character, when case folding resized
-
-    @property
-    def collapsed(self) -> str:
-        """The text with whitespace runs as one space, case folded."""
-        if self._collapsed is None:
-            folded = self.text.casefold()
-            if len(folded) == len(self.text):
-                self._collapsed = self._collapse(folded)
-            else:  # a character folds to several (ß -> ss): map every position
-                self._collapsed, self._positions = _collapse_slowly(self.text)
-        return self._collapsed
-
-    def _collapse(self, folded: str) -> str:
-        if folded.isascii() and not any(odd in folded for odd in _ASCII_ODD):
-            return folded  # one plain space between words already: nothing moves
-        removed = 0
-        for run in _ODD_WHITESPACE.finditer(folded):
-            self._starts.append(run.start() - removed)
-            removed += run.end() - run.start() - 1
-            self._removed.append(removed)
-        return _ODD_WHITESPACE.sub(" ", folded)
-
-    def _original(self, position: int) -> int:
-        if self._positions is not None:
-            return self._positions[min(position, len(self._positions) - 1)]
-        runs_before = bisect.bisect_left(self._starts, position)
-        return position + (self._removed[runs_before - 1] if runs_before else 0)
-
-    def match(self, quote: str, enough: float = 1.0) -> QuoteMatch:
-        """The best alignment of ``quote`` in the response.
-
-        A near-verbatim quote is first aligned within a window around a verbatim half of it;
-        when that reaches ``enough`` (the caller's threshold) it is the match, else the whole
-        response is searched. So accept/reject decisions are those of the whole search; an
-        accepted quote's similarity may be that of the window, never below ``enough``.
-        """
-        words = quote.split()
-        if not words or not self.text.strip():
-            return QuoteMatch(0.0)
-        exact = " ".join(words)
-        at = self.text.find(exact)
-        if at >= 0:
-            return QuoteMatch(1.0, at, at + len(exact))
-        needle = exact.casefold()
-        at = self.collapsed.find(needle)
-        if at >= 0:
-            return QuoteMatch(1.0, *self._span(at, at + len(needle)))
-        near = self._near_anchor(needle, enough)
-        if near is not None:
-            return near
-        aligned = fuzz.partial_ratio_alignment(needle, self.collapsed)
-        if aligned is None or aligned.score <= 0 or aligned.dest_end <= aligned.dest_start:
-            return QuoteMatch(0.0)
-        return QuoteMatch(aligned.score / 100, *self._span(aligned.dest_start, aligned.dest_end))
-
-    def _near_anchor(self, needle: str, enough: float) -> QuoteMatch | None:
-        # A quote changed in one place keeps its first or last half verbatim: align it in a
-        # window there, three quote-lengths wide, instead of the whole response.
-        size = len(needle)
-        half = max(size // 2, MIN_ANCHOR)
-        if size < 2 * MIN_ANCHOR or len(self.collapsed) < 4 * size:
-            return None
-        for anchor, offset in ((needle[:half], 0), (needle[-half:], size - half)):
-            at = self.collapsed.find(anchor)
-            if at < 0:
-                continue
-            low = max(at - offset - size, 0)
-            window = self.collapsed[low : at - offset + 2 * size]
-            aligned = fuzz.partial_ratio_alignment(needle, window, score_cutoff=enough * 100)
-            if aligned is not None and aligned.dest_end > aligned.dest_start:
-                start, end = low + aligned.dest_start, low + aligned.dest_end
-                return QuoteMatch(aligned.score / 100, *self._span(start, end))
-        return None
-
-    def _span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span of ``collapsed[start:end]``."""
-        return self._original(start), self._original(end - 1) + 1
-
-
-def _collapse_slowly(text: str) -> tuple[str, list[int]]:
-    chars: list[str] = []
-    positions: list[int] = []
-    in_space = False
-    for index, char in enumerate(text):
-        if char.isspace():
-            if not in_space:
-                chars.append(" ")
-                positions.append(index)
-            in_space = True
-            continue
-        folded = char.casefold()
-        chars.extend(folded)
-        positions.extend([index] * len(folded))
-        in_space = False
-    return "".join(chars), positions
+def shortened(text: str, limit: int = SHOWN_QUOTE) -> str:
+    """``text``, or its first ``limit`` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 @dataclass(frozen=True, slots=True)
 class Excerpt:
-    """One quote of the judge, as checked."""
+    """One quote of the judge, as checked; ``note`` says why a rejected quote was not aligned
+    (too long, over the work limit) where its similarity would not."""
 
     text: str
     confidence: str
@@ -161,9 +62,11 @@ class Excerpt:
     explanation: str | None = None
     start: int | None = None
     end: int | None = None
+    note: str | None = None
 
     def to_result(self) -> dict[str, Any]:
-        """The result section's form: ``{text, confidence, similarity_score[, explanation]}``."""
+        """The result section's form: ``{text, confidence, similarity_score[, explanation]}``
+        (``note`` too when set: only rejected quotes have one)."""
         found: dict[str, Any] = {
             "text": self.text,
             "confidence": self.confidence,
@@ -171,7 +74,19 @@ class Excerpt:
         }
         if self.explanation:
             found["explanation"] = self.explanation
+        if self.note:
+            found["note"] = self.note
         return found
+
+
+def _judged(quote: Mapping[str, Any], threshold: float) -> str:
+    """``"<quote>" (similarity 0.41 < 0.80)``, or the quote's note; the quote shortened."""
+    why = quote.get("note") or f"similarity {quote['similarity_score']:.2f} < {threshold:.2f}"
+    return f'"{shortened(str(quote["text"]))}" ({why})'
+
+
+def _not_read(dropped: int) -> str:
+    return f"{dropped:,} more entr{'y' if dropped == 1 else 'ies'} of the reply not read"
 
 
 @dataclass
@@ -180,25 +95,46 @@ class ExcerptCheck:
 
     ``accepted`` holds, per attribute, the quotes found in the response and the judge's
     "nothing to quote" entry (similarity 0); ``rejected`` the quotes that were not found;
-    ``missing`` the attributes without any accepted quote, in attribute order.
+    ``missing`` the attributes without any accepted quote, in attribute order; ``dropped``
+    how many entries per attribute were not read (over the maximum).
     """
 
     accepted: dict[str, list[Excerpt]] = field(default_factory=dict)
     rejected: dict[str, list[Excerpt]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def feedback(self, threshold: float) -> str:
-        """What to tell the judge when asking again: every rejected quote and its score."""
+        """What to tell the judge when asking again: every rejected quote and its score, and
+        how many entries were not read."""
         lines = [
             "Some excerpts are not verbatim text of the response (similarity below "
             f"{threshold:.2f}). Quote the response exactly. Rejected:"
         ]
         for attribute, excerpts in self.rejected.items():
             for excerpt in excerpts:
-                lines.append(
-                    f'- {attribute}: "{excerpt.text}" (similarity {excerpt.similarity_score:.2f})'
-                )
+                lines.append(f"- {attribute}: {_judged(excerpt.to_result(), threshold)}")
+        for attribute, dropped in self.dropped.items():
+            lines.append(f"- {attribute}: {_not_read(dropped)} (give at most the maximum)")
         return "\n".join(lines)
+
+    def resent(self, reply_text: str) -> str:
+        """The judge's reply as it goes back with a retry: as given when nothing was dropped
+        and it has at most :data:`RESENT_REPLY` characters; else the entries read, as JSON,
+        each quote shortened (a reply with no entry read: its first characters)."""
+        if not self.dropped and len(reply_text) <= RESENT_REPLY:
+            return reply_text
+        read = {
+            name: [
+                {"text": shortened(e.text), "confidence": e.confidence}
+                | ({"explanation": shortened(e.explanation)} if e.explanation else {})
+                for e in [*self.accepted.get(name, []), *self.rejected.get(name, [])]
+            ]
+            for name in self.accepted
+        }
+        if not any(read.values()):
+            return shortened(reply_text, RESENT_REPLY)
+        return json.dumps(read, ensure_ascii=False)
 
 
 def _confidence(value: Any) -> str:
@@ -222,51 +158,70 @@ def check_excerpts(
 ) -> ExcerptCheck:
     """Check the judge's ``{attribute: [{text, confidence[, explanation]}]}`` reply.
 
-    Entries that are not objects, or whose text is not a string, are rejected; at most
-    ``max_per_attribute`` quotes per attribute are kept (the first ones); attributes the
-    reply leaves out have no excerpts.
+    Entries that are not objects, or whose text is not a string, are rejected. Per attribute
+    the first ``max_per_attribute`` quotes, as many such malformed entries and the first
+    "nothing to quote" entry are read; the other entries are dropped and counted in
+    ``dropped``.
+    Attributes the reply leaves out have no excerpts. The fuzzy work of all the quotes is
+    bounded by one :class:`~.quotes.AlignBudget`.
     """
     check = ExcerptCheck()
+    budget = AlignBudget()
     for attribute in attributes:
         accepted: list[Excerpt] = []
         rejected: list[Excerpt] = []
-        quoted = 0
+        quoted = malformed = dropped = 0
         for entry in _entries(reply.get(attribute)):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("text", ""), str):
-                rejected.append(Excerpt(str(entry), "medium", 0.0))
-                continue
-            text = entry.get("text") or ""
-            explanation = entry.get("explanation")
-            explanation = str(explanation) if explanation else None
-            if not text.strip():
-                if str(entry.get("confidence", "")).strip().lower() == NO_EXCERPT or explanation:
+            raw = entry.get("text", "") if isinstance(entry, Mapping) else None
+            text = raw if isinstance(raw, str) else None
+            if isinstance(text, str) and not text.strip():
+                explanation = entry.get("explanation")
+                said = str(entry.get("confidence", "")).strip().lower() == NO_EXCERPT
+                if (said or explanation) and not any(e.confidence == NO_EXCERPT for e in accepted):
+                    explanation = (
+                        shortened(str(explanation), KEPT_EXPLANATION) if explanation else None
+                    )
                     accepted.append(Excerpt("", NO_EXCERPT, 0.0, explanation))
+                else:
+                    dropped += 1
+                continue
+            if not isinstance(text, str):  # not an object, or its text is not a string
+                if malformed >= max_per_attribute:
+                    dropped += 1
+                else:
+                    malformed += 1
+                    rejected.append(Excerpt(shortened(str(entry)), "medium", 0.0))
                 continue
             if quoted >= max_per_attribute:
+                dropped += 1
                 continue
             quoted += 1
-            matched = response.match(text, threshold)
+            explanation = entry.get("explanation")
+            explanation = shortened(str(explanation), KEPT_EXPLANATION) if explanation else None
+            matched = response.match(text, threshold, budget)
             excerpt = Excerpt(
                 text, _confidence(entry.get("confidence")), matched.similarity, explanation,
-                matched.start, matched.end,
+                matched.start, matched.end, matched.note,
             )  # fmt: skip
             (accepted if matched.similarity >= threshold else rejected).append(excerpt)
         check.accepted[attribute] = accepted
         if rejected:
             check.rejected[attribute] = rejected
+        if dropped:
+            check.dropped[attribute] = dropped
         if not any(excerpt.text for excerpt in accepted):
             check.missing.append(attribute)
     return check
 
 
-def ungrounded_line(subject: str, rejected: Iterable[Mapping[str, Any]], threshold: float) -> str:
+def ungrounded_line(
+    subject: str, rejected: Iterable[Mapping[str, Any]], threshold: float, dropped: int = 0
+) -> str:
     """The warning for ``subject`` (an attribute, a rubric trait) left without a quote: its
-    rejected quotes with their similarity, or that the judge gave none. Reports show the
-    lines that start ``deep judgment: ``."""
-    shown = "; ".join(
-        f'"{quote["text"]}" (similarity {quote["similarity_score"]:.2f} < {threshold:.2f})'
-        for quote in rejected
-    )
-    if shown:
-        return f"deep judgment: no verbatim quote for {subject}; rejected {shown}"
-    return f"deep judgment: no verbatim quote for {subject}; the judge gave none"
+    rejected quotes (shortened) with their similarity or note, or that the judge gave none,
+    and how many entries of the reply were not read. Reports show the lines that start
+    ``deep judgment: ``."""
+    shown = "; ".join(_judged(quote, threshold) for quote in rejected)
+    line = f"deep judgment: no verbatim quote for {subject}; "
+    line += f"rejected {shown}" if shown else "the judge gave none"
+    return f"{line}; {_not_read(dropped)}" if dropped else line

@@ -84,6 +84,8 @@ class TraitDeepJudgment:
     excerpt_validation_failed: bool = False
     rejected: list[dict[str, Any]] = field(default_factory=list)
     """The last attempt's rejected quotes."""
+    dropped: int = 0
+    """How many entries of the last attempt's reply were not read (over the maximum)."""
     threshold: float = 0.8
     excerpts_enabled: bool = True
     risk: dict[str, Any] | None = None
@@ -109,7 +111,7 @@ class TraitDeepJudgment:
         """Why the trait has no valid quote (see :func:`excerpts.ungrounded_line`)."""
         retries = f"{self.retries} excerpt retr{'y' if self.retries == 1 else 'ies'}"
         subject = f"rubric trait {self.name} after {retries}"
-        return ungrounded_line(subject, self.rejected, self.threshold)
+        return ungrounded_line(subject, self.rejected, self.threshold, self.dropped)
 
     def ask(self, judge: ChatPort, messages: Any, shape: type[BaseModel] | None = None) -> str:
         """One judge call, counted and its usage added; a reply class (``shape``) is asked
@@ -300,9 +302,10 @@ def _excerpts(
         )  # fmt: skip
         valid = [e.to_result() for e in check.accepted.get("excerpts", []) if e.text]
         outcome.rejected = [e.to_result() for e in check.rejected.get("excerpts", [])]
+        outcome.dropped = check.dropped.get("excerpts", 0)
         if valid or attempt == settings.retry_attempts:
             return valid
         outcome.retries += 1
         feedback = check.feedback(settings.threshold) if check.rejected else "No excerpt given."
-        messages = excerpt_retry(messages, reply, feedback)
+        messages = excerpt_retry(messages, check.resent(reply), feedback)
     return []

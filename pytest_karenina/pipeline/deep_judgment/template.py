@@ -68,6 +68,8 @@ class TemplateDeepJudgment:
     retries: int = 0
     missing: list[str] = field(default_factory=list)
     rejected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    """Per attribute, how many entries of the final excerpt reply were not read."""
     warnings: list[str] = field(default_factory=list)
     calls: DeepJudgmentCalls = field(default_factory=DeepJudgmentCalls)
     search_enabled: bool = False
@@ -76,7 +78,9 @@ class TemplateDeepJudgment:
     def ungrounded(self) -> list[str]:
         """Per missing attribute, why: its rejected quotes with their similarity, or none."""
         return [
-            ungrounded_line(name, self.rejected.get(name, []), self.threshold)
+            ungrounded_line(
+                name, self.rejected.get(name, []), self.threshold, self.dropped.get(name, 0)
+            )
             for name in self.missing
         ]
 
@@ -153,6 +157,7 @@ def deep_parse(
             name: [excerpt.to_result() for excerpt in excerpts]
             for name, excerpts in check.rejected.items()
         }
+        outcome.dropped = dict(check.dropped)
         if search is not None:
             _assess(judge, question, search, outcome, told.get(HALLUCINATION_TASK))
         reasoning, warnings = reason(
