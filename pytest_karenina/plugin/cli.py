@@ -3,16 +3,18 @@
 ``merge`` combines the exports of shard runs into one export, prints the summary the plugin
 prints, applies the same gates (pass rate, baseline; by default with the settings the shards
 ran with) and exits with pytest's codes: 0 when everything passed or the gates passed, 1
-otherwise (and for a merge missing shards), 4 for inputs it refuses, 5 when there is nothing.
+otherwise (and for a merge missing shards), 4 for inputs or outputs it refuses, 5 when there
+is nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -52,6 +54,22 @@ class PlainTerminal:
         self.stream.write(line + "\n")
 
 
+def _number(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number from ``low`` to ``high`` (a NaN gate never fails)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            span = f"from {low:g} to {high:g}" if math.isfinite(high) else f"of at least {low:g}"
+            raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
+        return value
+
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pytest-karenina", description="Commands around pytest-karenina runs")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -62,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("shards", type=Path, nargs="+", metavar="SHARD.json")
     merge.add_argument(
         "--min-pass-rate",
-        type=float,
+        type=_number(0.0, 1.0),
         metavar="R",
         help="pass-rate gate (default: the shards' setting)",
     )
@@ -81,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument(
         "--score-tolerance",
-        type=float,
+        type=_number(0.0, math.inf),
         metavar="X",
         help="how far a score may drop below the baseline",
     )

@@ -333,3 +333,24 @@ def test_the_outputs_never_replace_each_other_or_a_shard(
     assert code == pytest.ExitCode.USAGE_ERROR
     assert message.format(s1=s1, out=out) in err
     assert s1.read_bytes() == before and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--score-tolerance=nan", "expected a finite number of at least 0, got 'nan'"),
+        ("--score-tolerance=-1", "expected a finite number of at least 0, got '-1'"),
+        ("--min-pass-rate=nan", "expected a finite number from 0 to 1, got 'nan'"),
+        ("--min-pass-rate=1.5", "expected a finite number from 0 to 1, got '1.5'"),
+    ],
+)  # fmt: skip
+def test_gate_settings_are_finite_numbers(
+    shards: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], option: str,
+    message: str,
+) -> None:  # fmt: skip
+    """A NaN tolerance never sees a score drop (the pytest options refuse it already)."""
+    _, s1, s2 = shards
+    with pytest.raises(SystemExit) as stopped:
+        main(["merge", str(s1.with_name("m.json")), str(s1), str(s2), option])
+    assert stopped.value.code == pytest.ExitCode.USAGE_ERROR
+    assert f"argument {option.split('=')[0]}: {message}" in capsys.readouterr().err
