@@ -11,14 +11,23 @@ pytest_plugins = ["pytester", "tests.support.openai_fixtures", "tests.support.mc
 
 
 @pytest.fixture
-def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+def pytester(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[pytest.Pytester]:
     """pytest's ``pytester``, with Python's default warning filters while the test runs.
 
     An in-process run would otherwise inherit this suite's ``filterwarnings = error``
     (a warning of some plugin of the environment would then break the run); a run in its
     own process starts with the default filters, and so does every run here. The runs' own
     pytest still catches and reports their warnings.
+
+    The runs leave out the environment's plugins that this suite's configuration leaves out
+    too: pytest-benchmark warns at configuration time under xdist, and the warning filters
+    are process-wide state that library threads (MCP servers, agent loops) swap with
+    ``catch_warnings`` while a run configures itself, which turned that warning into an
+    INTERNALERROR now and then.
     """
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:benchmark -p no:langsmith_plugin")
     with warnings.catch_warnings():
         warnings.resetwarnings()
         yield pytester

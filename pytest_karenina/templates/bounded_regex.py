@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import warnings
 from typing import Any
 
 import regex
@@ -45,14 +44,13 @@ def _compiled(pattern: str, re_flags: int) -> Any:
     """The pattern compiled by ``regex`` (or by ``re`` where ``regex`` refuses it).
 
     ``re`` compiles it first: a pattern ``re`` rejects raises ``re.error`` as it always did,
-    although ``regex`` would accept some of them.
+    although ``regex`` would accept some of them. No ``warnings.catch_warnings`` here: it
+    swaps the process's warning filters, and pipeline threads would race pytest's own.
     """
     fallback = re.compile(pattern, re_flags)
     try:
-        with warnings.catch_warnings():  # re has warned already, if there is cause
-            warnings.simplefilter("ignore")
-            return regex.compile(pattern, _regex_flags(re_flags))
-    except (regex.error, ValueError):
+        return regex.compile(pattern, _regex_flags(re_flags))
+    except (regex.error, ValueError, Warning):  # a warning turned into an error: re's pattern
         return fallback
 
 
