@@ -11,6 +11,6 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     if not pluginmanager.has_plugin("karenina"):
-        from pytest_karenina.plugin.options import add_ini_keys
+        from pytest_karenina.plugin.options.declare import add_ini_keys
 
         add_ini_keys(parser)

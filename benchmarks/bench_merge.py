@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_karenina.plugin.baseline import entries_of
 from pytest_karenina.plugin.cli import summarize
-from pytest_karenina.plugin.merge import merge_shards, write_merged
+from pytest_karenina.plugin.gates.baseline import entries_of
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.item_record import item_record
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.report.merge import merge_shards, write_merged
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results.writer import ExportWriter
 
 FIXTURE = (

@@ -56,7 +56,7 @@ def test_importing_the_plugin_loads_no_engine() -> None:
         [sys.executable, "-c", script], check=True, capture_output=True, text=True
     ).stdout
     loaded = set(json.loads(output))
-    assert "pytest_karenina.plugin.options" in loaded
+    assert "pytest_karenina.plugin.options.declare" in loaded
     forbidden = ("pytest_karenina.config.verification", "pytest_karenina.pipeline", "pydantic")
     found = sorted(
         module

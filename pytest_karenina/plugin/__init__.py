@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.plugin import hookspecs, stage_import_paths
-from pytest_karenina.plugin.options import add_options
+from pytest_karenina.plugin.options.declare import add_options
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 
 
@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # Imported here, not at the top: this loads the engine, which runs without
     # checkpoints must not pay for.
-    from pytest_karenina.plugin.roles import activate
+    from pytest_karenina.plugin.activate import activate
 
     activate(config, checkpoints)
 
@@ -66,7 +66,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     checkpoints = parent.config.stash.get(CHECKPOINTS_KEY, ())
     if checkpoints and file_path.resolve() in checkpoints:
         # Imported here for the same reason as in pytest_configure.
-        from pytest_karenina.plugin.collect import CheckpointFile
+        from pytest_karenina.plugin.collect.items import CheckpointFile
 
         rootpath = parent.config.rootpath
         if file_path.is_relative_to(rootpath):

@@ -20,17 +20,17 @@ from typing import Any, NoReturn, TextIO
 
 import pytest
 
-from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
-from pytest_karenina.plugin.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
-from pytest_karenina.plugin.merge import Merged, MergeError, merge_shards, write_merged
-from pytest_karenina.plugin.report.github import github_output
-from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.results_path import (
+from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.options.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
+from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
     EXPORT_MARKERS,
     OutputPathError,
     check_output_path,
 )
+from pytest_karenina.plugin.report.github import github_output
+from pytest_karenina.plugin.report.merge import Merged, MergeError, merge_shards, write_merged
+from pytest_karenina.plugin.report.summary import RunSummary
 
 
 class _Parser(argparse.ArgumentParser):

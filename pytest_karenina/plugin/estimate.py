@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 
 from pytest_karenina.pipeline.retries import REPLAY_MISS
-from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.options.settings import Settings, store_path
+from pytest_karenina.plugin.payload import tokens
 from pytest_karenina.plugin.process import ProcessRole
-from pytest_karenina.plugin.report.payload import tokens
-from pytest_karenina.plugin.report.replay_usage import store_path
-from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import PREFETCHER_KEY
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.results.cost import Cost, PriceTable, results_cost

@@ -14,12 +14,8 @@ if TYPE_CHECKING:
     from pytest_karenina.config.model import ModelConfig
     from pytest_karenina.llm.ports import RawModel
     from pytest_karenina.pipeline.stage import VerificationStage
-    from pytest_karenina.plugin.collect import QuestionItem
+    from pytest_karenina.plugin.collect.items import QuestionItem
     from pytest_karenina.results import VerificationResult
-
-
-class StageListError(RuntimeError):
-    """``pytest_karenina_modify_stages`` left a stage list that cannot run (the item errors)."""
 
 
 @pytest.hookspec

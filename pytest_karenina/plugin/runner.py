@@ -8,10 +8,9 @@ from collections.abc import Generator
 
 import pytest
 
-from pytest_karenina.plugin.collect import QuestionItem, question_items
-from pytest_karenina.plugin.live_status import LiveStatus
-from pytest_karenina.plugin.pipeline_logs import shield_capture_handlers
-from pytest_karenina.plugin.prefetch import Prefetcher
+from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.collect.selection import selected_everything
+from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.process import (
     ProcessRole,
     process_role,
@@ -19,18 +18,19 @@ from pytest_karenina.plugin.process import (
 )
 from pytest_karenina.plugin.report.html import add_extras
 from pytest_karenina.plugin.report.item_record import first_line
-from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport, store_usage
-from pytest_karenina.plugin.selection import selected_everything
-from pytest_karenina.plugin.settings import Settings
-from pytest_karenina.plugin.signals import remove_workspaces_in_use
+from pytest_karenina.plugin.run.live_status import LiveStatus
+from pytest_karenina.plugin.run.pipeline_logs import shield_capture_handlers
+from pytest_karenina.plugin.run.prefetch import Prefetcher
+from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport, store_usage
+from pytest_karenina.plugin.run.signals import remove_workspaces_in_use
+from pytest_karenina.plugin.run.xdist_partition import (
+    worker_journal,
+    worker_share,
+)
 from pytest_karenina.plugin.stash import (
     HEAP_KEY,
     PREFETCHER_KEY,
     REPLAY_USAGE_OUTPUT,
-)
-from pytest_karenina.plugin.xdist_partition import (
-    worker_journal,
-    worker_share,
 )
 
 REPLAY_REPORT = "karenina-replay"

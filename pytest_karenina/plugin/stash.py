@@ -14,9 +14,9 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_karenina.config.verification import VerificationConfig
-    from pytest_karenina.plugin.heap import HeapSettler
-    from pytest_karenina.plugin.prefetch import Prefetcher
-    from pytest_karenina.plugin.settings import Settings
+    from pytest_karenina.plugin.options.settings import Settings
+    from pytest_karenina.plugin.run.heap import HeapSettler
+    from pytest_karenina.plugin.run.prefetch import Prefetcher
     from pytest_karenina.rubrics.gates import RubricGatePolicy
 
 CHECKPOINTS_KEY = pytest.StashKey[tuple[Path, ...]]()
@@ -35,7 +35,7 @@ PREFETCHER_KEY: pytest.StashKey[Prefetcher] = pytest.StashKey()
 """The process's prefetcher, from the start of the run loop on (processes that run items)."""
 
 HEAP_KEY: pytest.StashKey[HeapSettler] = pytest.StashKey()
-"""Freezes a large run's heap (see :mod:`pytest_karenina.plugin.heap`); set on activation."""
+"""Freezes a large run's heap (see :mod:`pytest_karenina.plugin.run.heap`); set on activation."""
 
 COLLECTED_KEY = pytest.StashKey[int]()
 """How many question items the checkpoint files yielded in this process."""

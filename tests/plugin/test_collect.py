@@ -180,7 +180,7 @@ def test_question_ids_that_slug_alike_keep_an_item_each(
 def test_collect_only_of_a_large_checkpoint_freezes_the_heap(pytester: pytest.Pytester) -> None:
     """Without a run loop the heap is settled after collection, so that pytest's and the
     interpreter's collections at exit skip the items (seconds at 50,000 questions)."""
-    from pytest_karenina.plugin.heap import SETTLE_FROM_ITEMS
+    from pytest_karenina.plugin.run.heap import SETTLE_FROM_ITEMS
     from tests.support.fault_matrix import write_checkpoint
 
     path = write_checkpoint(pytester.path / "large.jsonld", SETTLE_FROM_ITEMS)

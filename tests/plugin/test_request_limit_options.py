@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pytest_karenina.plugin.run_config import build_config
+from pytest_karenina.plugin.options.run_config import build_config
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from tests.plugin.plugin_helpers import copy_checkpoint, endpoint_args
 from tests.support.openai_server import Fault, OpenAIServer

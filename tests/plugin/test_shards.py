@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.plugin.shards import parse_shard, shard_of
+from pytest_karenina.plugin.collect.shards import shard_of
+from pytest_karenina.plugin.options.settings import parse_shard
 from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, copy_checkpoint
 
 MODEL = ("--karenina-answering-model", "openai:gpt-4.1-mini")

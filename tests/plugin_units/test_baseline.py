@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin.baseline import (
+from pytest_karenina.plugin.gates.baseline import (
     BaselineEntry,
     BaselineError,
     entries_of,
     read_baseline,
-    rubric_scores,
     write_baseline,
 )
-from pytest_karenina.plugin.report.baseline_diff import LISTED, diff
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.gates.baseline_diff import LISTED, diff
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.report.tallies import rubric_scores
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.rubrics.gates import TraitCheck
 
 
@@ -174,8 +174,8 @@ def test_lines_list_a_few_and_count_the_rest() -> None:
 
 
 def test_a_crashed_worker_item_fails_the_baseline_gate(tmp_path: Path) -> None:
-    from pytest_karenina.plugin.baseline_gate import BaselineGate
-    from pytest_karenina.plugin.ci_settings import CiSettings
+    from pytest_karenina.plugin.gates.baseline_gate import BaselineGate
+    from pytest_karenina.plugin.options.ci_settings import CiSettings
     from pytest_karenina.plugin.report.summary import RunSummary
 
     path = tmp_path / "baseline.json"
@@ -194,8 +194,8 @@ def test_a_crashed_worker_item_fails_the_baseline_gate(tmp_path: Path) -> None:
 def test_an_item_that_errored_is_no_regression_of_the_model_but_fails_the_gate(
     tmp_path: Path,
 ) -> None:
-    from pytest_karenina.plugin.baseline_gate import BaselineGate
-    from pytest_karenina.plugin.ci_settings import CiSettings
+    from pytest_karenina.plugin.gates.baseline_gate import BaselineGate
+    from pytest_karenina.plugin.options.ci_settings import CiSettings
     from pytest_karenina.plugin.report.summary import RunSummary
 
     path = tmp_path / "baseline.json"

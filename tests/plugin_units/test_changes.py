@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.checkpoint import Benchmark, Question, load_checkpoint, save_checkpoint
-from pytest_karenina.plugin.answer_settings import ANSWER_SETTINGS, UNREADABLE
-from pytest_karenina.plugin.changes import changes_since, ini_answer_settings
-from pytest_karenina.plugin.options import OPTIONS
+from pytest_karenina.plugin.collect.changed_since import changes_since, ini_answer_settings
+from pytest_karenina.plugin.options.answer_settings import ANSWER_SETTINGS, UNREADABLE
+from pytest_karenina.plugin.options.declare import OPTIONS
 
 
 def question(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.comparison import compare_models, comparison_html
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.verdict.outcome import Outcome
 
 P, F = Outcome.PASS, Outcome.VERIFY_FAIL
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_karenina.plugin.config_place import invocation_config
+from pytest_karenina.plugin.options.config_place import invocation_config
 
 
 def test_the_nearest_file_that_holds_a_pytest_section_wins(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from pytest_karenina.plugin.cost_cap import SKIP_PREFIX, CostCap, CostCapReached
+from pytest_karenina.plugin.run.cost_cap import SKIP_PREFIX, CostCap, CostCapReached
 from pytest_karenina.results.cost import PriceTable
 from tests.results.builders import result
 

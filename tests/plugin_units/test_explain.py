@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.plugin.explain import (
+from pytest_karenina.plugin.verdict.explain import (
     MAX_VALUE,
     VerificationFailed,
     explain_error,
@@ -16,7 +16,7 @@ from pytest_karenina.plugin.explain import (
     short,
     trait_check_line,
 )
-from pytest_karenina.plugin.verdict import Outcome, Verdict
+from pytest_karenina.plugin.verdict.outcome import Outcome, Verdict
 from pytest_karenina.results import Failure
 from pytest_karenina.rubrics.gates import TraitCheck
 from tests.plugin_units.units_helpers import (

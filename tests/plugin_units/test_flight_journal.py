@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin.flight_journal import (
+from pytest_karenina.plugin.run.flight_journal import (
     CrashSplit,
     FlightJournal,
     JournalDirectory,

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_karenina.plugin.heap import SETTLE_FROM_ITEMS, HeapSettler
+from pytest_karenina.plugin.run.heap import SETTLE_FROM_ITEMS, HeapSettler
 
 
 class FakeConfig:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pytest_karenina.plugin.live_status import INTERVAL, LiveStatus, PipelineCounts, status_line
+from pytest_karenina.plugin.run.live_status import INTERVAL, LiveStatus, PipelineCounts, status_line
 
 
 class FakeReporter:

@@ -20,9 +20,9 @@ from pytest_karenina.config.choices import (
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.plugin.ci_options import CI_OPTIONS
-from pytest_karenina.plugin.ci_settings import CiSettings
-from pytest_karenina.plugin.options import (
+from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
+from pytest_karenina.plugin.options.ci_settings import CiSettings
+from pytest_karenina.plugin.options.declare import (
     BOOL_WORDS,
     CORE_OPTIONS,
     OPTIONS,
@@ -30,7 +30,7 @@ from pytest_karenina.plugin.options import (
     add_options,
     parse_bool,
 )
-from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings
 
 CHOICES: dict[str, Any] = {
     "mode": EvaluationMode,

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin.baseline import (
+from pytest_karenina.plugin.gates.baseline import (
     BaselineEntry,
     BaselineError,
     Key,
     read_baseline,
     write_baseline,
 )
-from pytest_karenina.plugin.results_path import replacing
+from pytest_karenina.plugin.options.results_path import replacing
 
 WRITES = 100
 """Per writer. With one fixed ``<name>.tmp`` shared by both writers (before issue 24), 57-61

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_karenina.plugin.report.payload import (
+from pytest_karenina.plugin.payload import (
     PAYLOAD_VERSION,
     ItemPayload,
     ResultSummary,
     RubricTally,
     tokens,
 )
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results import (
     VerificationResultDeepJudgment,
     VerificationResultDeepJudgmentRubric,

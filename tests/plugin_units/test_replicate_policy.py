@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError, vote
-from pytest_karenina.plugin.verdict import Outcome, Verdict
+from pytest_karenina.plugin.verdict.outcome import Outcome, Verdict
+from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy, ReplicatePolicyError, vote
 from tests.plugin_units.units_helpers import fields_result
 
 PASS, FAIL, ERROR = Outcome.PASS, Outcome.VERIFY_FAIL, Outcome.of_failure("timeout")

@@ -3,10 +3,10 @@ template error, and a verdict a stage forced although every field passed (score 
 
 from __future__ import annotations
 
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.cells import score_cell
 from pytest_karenina.plugin.report.html import render_extras
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results import VerificationResult
 from tests.plugin_units.units_helpers import (
     FACTS,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin.results_path import check_results_path
+from pytest_karenina.plugin.options.results_path import check_results_path
 
 
 def test_a_checkpoint_of_the_run_is_refused(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ neither breaks the line nor reads as a GitHub workflow command."""
 
 from __future__ import annotations
 
-from pytest_karenina.plugin.report.safe_text import terminal_safe, terminal_safe_lines
+from pytest_karenina.plugin.safe_text import terminal_safe, terminal_safe_lines
 
 
 def test_one_line_stays_one_line_and_commands_are_broken() -> None:

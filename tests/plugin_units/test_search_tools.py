@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_karenina.plugin.run_config import with_search_tools
+from pytest_karenina.plugin.options.run_config import with_search_tools
 from tests.support.fake_llm import fake_config
 
 

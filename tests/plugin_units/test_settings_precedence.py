@@ -9,8 +9,8 @@ import pytest
 
 # Imported here so that pytester's sys.modules snapshot holds the engine: each configure
 # below then reuses it instead of importing it again.
-import pytest_karenina.plugin.roles  # noqa: F401
-from pytest_karenina.plugin.settings import DEFAULT_CONCURRENCY, Settings
+import pytest_karenina.plugin.controller  # noqa: F401
+from pytest_karenina.plugin.options.settings import DEFAULT_CONCURRENCY, Settings
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from tests.helpers import DATA
 

@@ -8,10 +8,10 @@ from typing import cast
 
 import pytest
 
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.report.tallies import TraitStats
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.rubrics.gates import TraitCheck
 
 

@@ -6,7 +6,7 @@ from typing import Any, get_args
 
 import pytest
 
-from pytest_karenina.plugin.verdict import (
+from pytest_karenina.plugin.verdict.outcome import (
     FieldFacts,
     Outcome,
     Verdict,

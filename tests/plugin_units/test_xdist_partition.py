@@ -14,17 +14,17 @@ from typing import Any, cast
 import pytest
 from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 
-from pytest_karenina.plugin.flight_journal import FlightJournal, JournalDirectory
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.settings import Settings
-from pytest_karenina.plugin.stash import PARTITION_INPUT
-from pytest_karenina.plugin.xdist_partition import (
+from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.run.flight_journal import FlightJournal, JournalDirectory
+from pytest_karenina.plugin.run.xdist_partition import (
     CrashTriage,
     XdistControllerPlugin,
     make_partition_scheduler,
     partition_index,
     worker_share,
 )
+from pytest_karenina.plugin.stash import PARTITION_INPUT
 
 ITEMS: list[Any] = ["q0", "q1", "q2", "q3", "q4"]
 """Stand-ins for items: the partition only counts positions."""

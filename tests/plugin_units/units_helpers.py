@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_karenina.plugin.verdict import Verdict, decide_verdicts, field_facts
+from pytest_karenina.plugin.verdict.outcome import Verdict, decide_verdicts, field_facts
 from pytest_karenina.results import Failure, VerificationResult, VerificationResultRubric
 from pytest_karenina.results.failure import FailureCategory
 from pytest_karenina.rubrics.gates import RubricGatePolicy, parse_gate_rules

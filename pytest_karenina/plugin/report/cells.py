@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 
 SCORING_STAGES = frozenset({"VerifyTemplate", "RubricEvaluation"})
 """Stages whose verdict the granular score and the field table stand for."""

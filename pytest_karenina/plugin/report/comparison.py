@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from html import escape
 from itertools import combinations
 
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results.statistics import mcnemar_exact
 
 

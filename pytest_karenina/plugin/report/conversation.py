@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 from pytest_karenina.results.agent_metrics import (
     describe_agent,
     failed_tool_result,

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.report.safe_text import terminal_safe
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.safe_text import terminal_safe
+from pytest_karenina.plugin.verdict.outcome import Outcome
 
 TOP = 5
 """How many of the slowest questions, and of those using the most tokens, the job summary

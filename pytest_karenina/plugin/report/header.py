@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings
 
 
 def _names(models: list[ModelConfig]) -> str:

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.report.cells import decided_elsewhere, rubric_cell, score_cell
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 from pytest_karenina.rubrics.gates import TraitCheck
 

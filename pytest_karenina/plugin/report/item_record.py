@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from pytest_karenina.plugin.report.payload import ItemPayload, ResultSummary
-from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 
 RECORD_VERSION = 1
 REASON_LIMIT = 300

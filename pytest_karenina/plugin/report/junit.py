@@ -5,9 +5,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from pytest_karenina.plugin.replicate_policy import ReplicateVote
-from pytest_karenina.plugin.report.payload import tokens
-from pytest_karenina.plugin.verdict import Verdict
+from pytest_karenina.plugin.payload import tokens
+from pytest_karenina.plugin.verdict.outcome import Verdict
+from pytest_karenina.plugin.verdict.replicates import ReplicateVote
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.results.agent_metrics import is_agent_run
 from pytest_karenina.results.cost import PriceTable, results_cost

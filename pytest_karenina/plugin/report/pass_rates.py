@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results.statistics import clustered_wilson
 
 

@@ -8,48 +8,23 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.baseline import lower_is_better, rubric_scores
-from pytest_karenina.plugin.report.baseline_diff import BaselineDiff
+from pytest_karenina.plugin.gates.baseline_diff import BaselineDiff
+from pytest_karenina.plugin.gates.pass_rate import PassRateGate
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.report.safe_text import terminal_safe
 from pytest_karenina.plugin.report.tallies import (
     AgentTally,
     CostTally,
     GroundingTally,
     TraitStats,
+    lower_is_better,
+    rubric_scores,
     trait_rows,
 )
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.safe_text import terminal_safe
+from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results.statistics import pass_at_k
-
-
-@dataclass
-class PassRateGate:
-    """The ``--karenina-min-pass-rate`` decision."""
-
-    threshold: float
-    pass_rate: float
-    passed: bool
-    held_back: str | None = None
-    """Why the run fails although the rate is met (failures the gate does not forgive)."""
-    lower_bound: float | None = None
-    """Set when the gate is on the 95% interval's lower bound (``--karenina-gate-on lower``)."""
-
-    @property
-    def measured(self) -> float:
-        """What is compared with the threshold: the rate, or its interval's lower bound."""
-        return self.pass_rate if self.lower_bound is None else self.lower_bound
-
-    def describe(self) -> str:
-        verdict = "passed" if self.passed else "FAILED"
-        op = ">=" if self.measured >= self.threshold else "<"
-        what = f"pass rate {self.pass_rate:.1%}"
-        if self.lower_bound is not None:
-            what += f", 95% CI lower bound {self.lower_bound:.1%}"
-        text = f"{what} {op} {self.threshold:.1%}: gate {verdict}"
-        return f"{text} ({self.held_back})" if self.held_back else text
 
 
 @dataclass

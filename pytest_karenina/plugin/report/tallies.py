@@ -1,14 +1,17 @@
 """Per-run tallies the terminal summary reports: rubric traits per model, deep judgment's
-unquoted attributes and traits, agent runs."""
+unquoted attributes and traits, agent runs, cost; and each item's numeric rubric scores (which
+baselines keep)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.rubrics.gates import TraitCheck
 
 
@@ -155,3 +158,27 @@ class CostTally:
             ("karenina.cost_answerer_usd", f"{self.answerer:.6f}"),
             ("karenina.cost_judge_usd", f"{self.judge:.6f}"),
         ]
+
+
+def rubric_scores(payload: ItemPayload) -> dict[str, float]:
+    """The mean of each numeric rubric trait (and metric part) over an item's results."""
+    values: dict[str, list[float]] = {}
+    for summary in payload.summaries:
+        for check in summary.rubric:
+            if check.skipped is not None or check.error is not None:
+                continue
+            for name, row in trait_rows(check):
+                value = row.value
+                if isinstance(value, bool | int | float) and math.isfinite(float(value)):
+                    values.setdefault(name, []).append(float(value))
+    return {name: rounded_mean(found) for name, found in values.items()}
+
+
+def lower_is_better(payload: ItemPayload) -> set[str]:
+    """The item's rubric traits whose lower values are the better ones."""
+    return {check.name for s in payload.summaries for check in s.rubric if check.lower_is_better}
+
+
+def rounded_mean(values: list[float]) -> float:
+    """The mean of ``values``, rounded to 6 decimals (as baselines keep scores)."""
+    return round(sum(values) / len(values), 6)

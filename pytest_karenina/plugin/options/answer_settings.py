@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from pytest_karenina.plugin.options import OPTIONS
+from pytest_karenina.plugin.options.declare import OPTIONS
 
 ANSWER_SETTINGS = (
     "config", "answering_model", "parsing_model", "interface", "endpoint", "mode",

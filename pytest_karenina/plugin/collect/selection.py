@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.collect import QuestionItem, question_items
+from pytest_karenina.plugin.collect.items import QuestionItem, question_items
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     QUESTIONS_DIGEST_KEY,

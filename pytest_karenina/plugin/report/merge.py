@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_karenina.plugin.merge_records import shard_problem
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.results_path import replacing
+from pytest_karenina.plugin.options.results_path import replacing
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.report.merge_records import shard_problem
 from pytest_karenina.results.export import RUN_KEY, export_header, is_successful, write_export
 from pytest_karenina.results.fast_json import dumps, loads
 

@@ -3,7 +3,7 @@
 Imports only pytest, the standard library and the ``Literal`` value sets of
 :mod:`pytest_karenina.config.choices`: every pytest run of the environment loads this.
 Every option but ``--karenina`` is ``--karenina-<name>`` with ``dest`` and ini key
-``karenina_<name>``; CLI defaults are None so that :mod:`pytest_karenina.plugin.settings`
+``karenina_<name>``; CLI defaults are None so that :mod:`pytest_karenina.plugin.options.settings`
 can tell "not given" from a value and apply CLI > ini > preset > defaults. An option with
 choices takes them from a ``Literal`` type, the one source of its values.
 """
@@ -24,8 +24,8 @@ from pytest_karenina.config.choices import (
     RubricStrategy,
     SupportedInterface,
 )
-from pytest_karenina.plugin.ci_options import CI_OPTIONS
-from pytest_karenina.plugin.option_spec import BOOL_WORDS, Option, parse_bool
+from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
+from pytest_karenina.plugin.options.spec import BOOL_WORDS, Option, parse_bool
 
 __all__ = ["BOOL_WORDS", "OPTIONS", "HtmlTrace", "Option", "add_options", "parse_bool"]
 

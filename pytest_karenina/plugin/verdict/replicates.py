@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_karenina.config.choices import FlakyMode
-from pytest_karenina.plugin.verdict import Outcome, Verdict, worst_outcome
+from pytest_karenina.plugin.verdict.outcome import Outcome, Verdict, worst_outcome
 
 PolicyKind = Literal["each", "all", "majority", "at-least", "pass@"]
 _FORM = re.compile(r"^\s*(each|all|majority|at-least:(\d+)|pass@(\d+))\s*$", re.IGNORECASE)

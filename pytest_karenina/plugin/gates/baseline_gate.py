@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.plugin.baseline import (
+from pytest_karenina.plugin.collect.shards import shard_of
+from pytest_karenina.plugin.gates.baseline import (
     BaselineEntry,
     BaselineError,
     Key,
@@ -17,10 +18,9 @@ from pytest_karenina.plugin.baseline import (
     read_baseline,
     write_baseline,
 )
-from pytest_karenina.plugin.ci_settings import CiSettings
-from pytest_karenina.plugin.report.baseline_diff import diff
+from pytest_karenina.plugin.gates.baseline_diff import diff
+from pytest_karenina.plugin.options.ci_settings import CiSettings
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.shards import shard_of
 
 
 def partial_reason(

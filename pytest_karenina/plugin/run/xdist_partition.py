@@ -23,15 +23,15 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_karenina.plugin.flight_journal import (
+from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.run.flight_journal import (
     CrashSplit,
     FlightJournal,
     JournalDirectory,
     in_flight,
     split_crashed,
 )
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.settings import Settings
 from pytest_karenina.plugin.stash import JOURNAL_INPUT, PARTITION_INPUT
 
 ItemT = TypeVar("ItemT", bound=pytest.Item)

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.ci_options import CI_OPTIONS
-from pytest_karenina.plugin.option_spec import option_flag, option_number, option_value
-from pytest_karenina.plugin.results_path import (
+from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
+from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
     OutputPathError,
     check_output_path,
 )
+from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value
 from pytest_karenina.results.cost import PriceError, PriceTable
 
 DEFAULT_ANNOTATIONS = 10

@@ -7,6 +7,7 @@ Settings hold plain values only (xdist workers resolve their own from the same a
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,16 +26,16 @@ from pytest_karenina.config.choices import (
 )
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
-from pytest_karenina.plugin.ci_settings import CiSettings, resolve_ci_settings
-from pytest_karenina.plugin.option_spec import option_flag, option_number, option_value
-from pytest_karenina.plugin.options import CORE_OPTIONS, HtmlTrace
-from pytest_karenina.plugin.replicate_policy import ReplicatePolicy, ReplicatePolicyError
-from pytest_karenina.plugin.results_path import check_results_path
-from pytest_karenina.plugin.shards import parse_shard
+from pytest_karenina.plugin.options.ci_settings import CiSettings, resolve_ci_settings
+from pytest_karenina.plugin.options.declare import CORE_OPTIONS, HtmlTrace
+from pytest_karenina.plugin.options.results_path import check_results_path
+from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value
+from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_PARSING = "openai:gpt-4.1-mini"
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,22 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
         ci=resolve_ci_settings(config, checkpoints, results),
     )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``; raises ValueError naming the form."""
+    match = _SHARD.match(text)
+    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise ValueError(f"expected I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def store_path(settings: Settings) -> Path:
+    """``--karenina-replay-store``, else ``<first checkpoint>.replay.jsonl`` beside it."""
+    if settings.replay_store is not None:
+        return settings.replay_store
+    first = settings.checkpoints[0] if settings.checkpoints else Path("karenina")
+    return first.with_name(first.stem + ".replay.jsonl")
 
 
 def _xdist_workers(config: pytest.Config) -> int:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_karenina.plugin.report.safe_text import terminal_safe
-from pytest_karenina.plugin.verdict import (
+from pytest_karenina.plugin.safe_text import terminal_safe
+from pytest_karenina.plugin.verdict.outcome import (
     FieldFacts,
     Outcome,
     Verdict,
@@ -27,6 +27,10 @@ from pytest_karenina.results.classify import TEMPLATE_ERROR
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
     from pytest_karenina.rubrics.gates import TraitCheck
+
+
+class StageListError(RuntimeError):
+    """``pytest_karenina_modify_stages`` left a stage list that cannot run (the item errors)."""
 
 
 class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]

@@ -16,18 +16,11 @@ from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoin
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import replicate_numbers, scenarios_not_run
-from pytest_karenina.plugin.cost_cap import CostCapReached
-from pytest_karenina.plugin.explain import (
-    PipelineError,
-    VerificationFailed,
-    explain_error,
-    explain_unmeasured,
-)
-from pytest_karenina.plugin.hookspecs import StageListError
-from pytest_karenina.plugin.question_hash import questions_digest
-from pytest_karenina.plugin.replicate_policy import ReplicateVote, vote
+from pytest_karenina.plugin.collect import ScenariosNotRunWarning
+from pytest_karenina.plugin.collect.question_hash import questions_digest
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.junit import user_properties
-from pytest_karenina.plugin.report.payload import ItemPayload
+from pytest_karenina.plugin.run.cost_cap import CostCapReached
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     CONFIG_KEY,
@@ -36,14 +29,21 @@ from pytest_karenina.plugin.stash import (
     QUESTIONS_DIGEST_KEY,
     SETTINGS_KEY,
 )
-from pytest_karenina.plugin.verdict import (
+from pytest_karenina.plugin.verdict.explain import (
+    PipelineError,
+    StageListError,
+    VerificationFailed,
+    explain_error,
+    explain_unmeasured,
+)
+from pytest_karenina.plugin.verdict.outcome import (
     NO_FACTS,
-    FieldFacts,
     Outcome,
     Verdict,
     decide_verdicts,
     trait_definitions,
 )
+from pytest_karenina.plugin.verdict.replicates import ReplicateVote, vote
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.gates import unknown_gate_traits
 from pytest_karenina.rubrics.traits import Rubric, has_traits
@@ -57,10 +57,6 @@ NO_GATED_TRAITS = (
 KARENINA_MARK = pytest.mark.karenina
 """Built once: looking a mark up by name costs ~20 µs (pytest checks it is registered)."""
 _SLUG_JUNK = re.compile(r"[^a-z0-9._-]+")
-
-
-class ScenariosNotRunWarning(UserWarning):
-    """A checkpoint holds multi-turn scenarios, which pytest-karenina does not run yet."""
 
 
 def slug(text: str, limit: int = 60) -> str:
@@ -85,15 +81,6 @@ def unique_name(base: str, question_id: str, taken: set[str]) -> str:
     while name in taken:
         name, number = f"{hashed}-{number}", number + 1
     return name
-
-
-@dataclass(frozen=True)
-class ItemRun:
-    """What an item's pipelines produced: its results, and what its template says about its
-    fields (read where the template was compiled, for the reports)."""
-
-    results: list[VerificationResult]
-    facts: FieldFacts
 
 
 @dataclass(frozen=True)

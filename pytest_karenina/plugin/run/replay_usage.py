@@ -10,22 +10,13 @@ questions that did not run would go too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_karenina.llm.replay import ReplayStore
-from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings, store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, REPLAY_USAGE_OUTPUT
-
-
-def store_path(settings: Settings) -> Path:
-    """``--karenina-replay-store``, else ``<first checkpoint>.replay.jsonl`` beside it."""
-    if settings.replay_store is not None:
-        return settings.replay_store
-    first = settings.checkpoints[0] if settings.checkpoints else Path("karenina")
-    return first.with_name(first.stem + ".replay.jsonl")
 
 
 def store_usage(store: ReplayStore, full_selection: bool) -> dict[str, Any]:

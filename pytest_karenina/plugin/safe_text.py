@@ -7,7 +7,7 @@ when ``##[`` appears anywhere in it (``ActionCommand.TryParseV2`` and ``TryParse
 ``actions/runner``). A question id, a model's reply or a tool name the model chose is printed
 through :func:`terminal_safe` (one line) or :func:`terminal_safe_lines` (log records and other
 blocks); the run's whole output is also bracketed by ``::stop-commands::``
-(:mod:`.github`). Escapes are visible and Python-like (``\\r``, ``\\x1b``, ``\\x3a``), as
+(:mod:`.report.github`). Escapes are visible and Python-like (``\\r``, ``\\x1b``, ``\\x3a``), as
 ``repr`` writes them.
 """
 

@@ -19,8 +19,8 @@ from pytest_karenina.config.presets import load_preset
 from pytest_karenina.config.sections import ConfigError
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.agent_stack import agents_unavailable
-from pytest_karenina.plugin.replicate_policy import ReplicatePolicyError
-from pytest_karenina.plugin.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.verdict.replicates import ReplicatePolicyError
 
 
 def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> ModelConfig:

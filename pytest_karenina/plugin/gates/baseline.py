@@ -13,7 +13,6 @@ score dropped by more than the tolerance (absolute, in the score's own unit).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,11 +20,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, FiniteFloat, NonNegativeInt, ValidationError
 
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.report.tallies import trait_rows
-from pytest_karenina.plugin.results_path import replacing
-from pytest_karenina.plugin.strict_json import STRICT, problems, unique_keys
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.options.results_path import replacing
+from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.report.strict_json import STRICT, problems, unique_keys
+from pytest_karenina.plugin.report.tallies import rounded_mean
+from pytest_karenina.plugin.verdict.outcome import Outcome
 
 FORMAT = "pytest-karenina-baseline"
 VERSION = 1
@@ -55,29 +54,6 @@ class BaselineEntry:
 
     def label(self) -> str:
         return f"{self.question_id} [{self.answering_model}]"
-
-
-def rubric_scores(payload: ItemPayload) -> dict[str, float]:
-    """The mean of each numeric rubric trait (and metric part) over an item's results."""
-    values: dict[str, list[float]] = {}
-    for summary in payload.summaries:
-        for check in summary.rubric:
-            if check.skipped is not None or check.error is not None:
-                continue
-            for name, row in trait_rows(check):
-                value = row.value
-                if isinstance(value, bool | int | float) and math.isfinite(float(value)):
-                    values.setdefault(name, []).append(float(value))
-    return {name: _mean(found) for name, found in values.items()}
-
-
-def lower_is_better(payload: ItemPayload) -> set[str]:
-    """The item's rubric traits whose lower values are the better ones."""
-    return {check.name for s in payload.summaries for check in s.rubric if check.lower_is_better}
-
-
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 6)
 
 
 def _verdict(categories: list[Outcome]) -> str:
@@ -114,8 +90,8 @@ def entries_of(
             verdict=_verdict([p.category for p in items]),
             passed=sum(1 for p in items if p.category is Outcome.PASS),
             items=len(items),
-            score=_mean(item_scores) if item_scores else None,
-            rubric={name: _mean(found) for name, found in sorted(traits.items())},
+            score=rounded_mean(item_scores) if item_scores else None,
+            rubric={name: rounded_mean(found) for name, found in sorted(traits.items())},
         )
     return entries
 

@@ -14,6 +14,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import pytest
 
@@ -25,16 +26,26 @@ from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
-from pytest_karenina.plugin.collect import ItemRun, QuestionItem
-from pytest_karenina.plugin.cost_cap import CostCap, CostCapReached
-from pytest_karenina.plugin.flight_journal import FlightJournal
-from pytest_karenina.plugin.hookspecs import StageListError
-from pytest_karenina.plugin.live_status import PipelineCounts
-from pytest_karenina.plugin.pipeline_logs import PipelineLogs
-from pytest_karenina.plugin.report.replay_usage import store_path
+from pytest_karenina.plugin.collect.items import QuestionItem
+from pytest_karenina.plugin.options.settings import store_path
+from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
+from pytest_karenina.plugin.run.flight_journal import FlightJournal
+from pytest_karenina.plugin.run.live_status import PipelineCounts
+from pytest_karenina.plugin.run.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
-from pytest_karenina.plugin.verdict import NO_FACTS, field_facts
+from pytest_karenina.plugin.verdict.explain import StageListError
+from pytest_karenina.plugin.verdict.outcome import NO_FACTS, FieldFacts, field_facts
 from pytest_karenina.results import VerificationResult
+
+
+@dataclass(frozen=True)
+class ItemRun:
+    """What an item's pipelines produced: its results, and what its template says about its
+    fields (read where the template was compiled, for the reports)."""
+
+    results: list[VerificationResult]
+    facts: FieldFacts
+
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 

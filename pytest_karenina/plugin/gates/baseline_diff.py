@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from pytest_karenina.plugin.baseline import BaselineEntry, Key
+from pytest_karenina.plugin.gates.baseline import BaselineEntry, Key
 
 LISTED = 10
 """How many questions of each kind the terminal lists by name."""

@@ -7,7 +7,7 @@ records of pipeline threads apart, by the item each thread is working on, and
 :data:`NOT_FROM_PIPELINES` keeps them out of pytest's per-item capture. The item adds its
 own records to its setup report (``Captured log setup``), where it waits for its pipeline.
 Records often quote a question id, a model's reply or a judge's quote: each line is made
-terminal-safe (:func:`~.report.safe_text.terminal_safe_lines`).
+terminal-safe (:func:`~..safe_text.terminal_safe_lines`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from pytest_karenina.plugin.report.safe_text import terminal_safe_lines
+from pytest_karenina.plugin.safe_text import terminal_safe_lines
 
 PIPELINE_THREAD_PREFIX = "karenina"
 """Names of the threads that run pipelines or their calls start with this."""

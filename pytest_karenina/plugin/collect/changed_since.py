@@ -30,8 +30,8 @@ from pytest_karenina.checkpoint import (
     load_checkpoint,
     parse_checkpoint,
 )
-from pytest_karenina.plugin.answer_settings import ini_answer_settings
-from pytest_karenina.plugin.selection import deselect
+from pytest_karenina.plugin.collect.selection import deselect
+from pytest_karenina.plugin.options.answer_settings import ini_answer_settings
 from pytest_karenina.plugin.stash import UNCHANGED_ITEMS_KEY
 from pytest_karenina.rubrics.traits import Rubric
 

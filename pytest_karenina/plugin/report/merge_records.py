@@ -1,9 +1,9 @@
 """The shape of a shard export as ``pytest-karenina merge`` reads it, checked strictly.
 
 A shard export is written by ``--karenina-results``: Karenina's header and ``results``, and
-under ``pytest_karenina`` the run's settings (:func:`~.report.item_record.run_record`) and
-one record per test item (:func:`~.report.item_record.item_record`, an
-:meth:`~.report.payload.ItemPayload.to_json` with its pytest outcome). Every field the
+under ``pytest_karenina`` the run's settings (:func:`~.item_record.run_record`) and
+one record per test item (:func:`~.item_record.item_record`, an
+:meth:`~..payload.ItemPayload.to_json` with its pytest outcome). Every field the
 merge or its summary reads is checked here, so a damaged one is an error that names the file
 and the field rather than a traceback later; the ``pytest_karenina`` records may hold no
 field their writer does not write, and their versions must be the ones this version writes.
@@ -24,11 +24,11 @@ from pydantic import (
     ValidationError,
 )
 
-from pytest_karenina.plugin.replicate_policy import PolicyKind
+from pytest_karenina.plugin.payload import PAYLOAD_VERSION
 from pytest_karenina.plugin.report.item_record import RECORD_VERSION
-from pytest_karenina.plugin.report.payload import PAYLOAD_VERSION
-from pytest_karenina.plugin.strict_json import STRICT, problems
-from pytest_karenina.plugin.verdict import Outcome
+from pytest_karenina.plugin.report.strict_json import STRICT, problems
+from pytest_karenina.plugin.verdict.outcome import Outcome
+from pytest_karenina.plugin.verdict.replicates import PolicyKind
 from pytest_karenina.results.export import FORMAT_VERSION, RUN_KEY
 
 OPEN = ConfigDict(strict=True, extra="allow", frozen=True)
@@ -63,7 +63,7 @@ class AgentRecord(BaseModel):
 
 
 class SummaryRecord(BaseModel):
-    """:class:`~.report.payload.ResultSummary`."""
+    """:class:`~..payload.ResultSummary`."""
 
     model_config = STRICT
     category: Outcome = Field(strict=False)  # the value's string, as JSON holds it
@@ -93,7 +93,7 @@ class SummaryRecord(BaseModel):
 
 
 class TallyRecord(BaseModel):
-    """:class:`~.report.payload.RubricTally`."""
+    """:class:`~..payload.RubricTally`."""
 
     model_config = STRICT
     passed: NonNegativeInt
@@ -102,7 +102,7 @@ class TallyRecord(BaseModel):
 
 
 class ItemRecord(BaseModel):
-    """One test item: an :class:`~.report.payload.ItemPayload` and its pytest outcome."""
+    """One test item: an :class:`~..payload.ItemPayload` and its pytest outcome."""
 
     model_config = STRICT
     version: int
@@ -143,7 +143,7 @@ class SelectionRecord(BaseModel):
 
 
 class RunRecord(BaseModel):
-    """The run's settings: :func:`~.report.item_record.run_record` (and ``merged_from`` in
+    """The run's settings: :func:`~.item_record.run_record` (and ``merged_from`` in
     the export of a merge)."""
 
     model_config = STRICT

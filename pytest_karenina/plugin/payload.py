@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_karenina.plugin.explain import result_reason
-from pytest_karenina.plugin.verdict import (
+from pytest_karenina.plugin.verdict.explain import result_reason
+from pytest_karenina.plugin.verdict.outcome import (
     FieldFacts,
     Outcome,
     Verdict,
@@ -32,7 +32,7 @@ from pytest_karenina.results.cost import PriceTable, results_cost
 from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
 
 if TYPE_CHECKING:
-    from pytest_karenina.plugin.replicate_policy import ReplicateVote
+    from pytest_karenina.plugin.verdict.replicates import ReplicateVote
     from pytest_karenina.results import VerificationResult
 
 PAYLOAD_VERSION = 2
@@ -59,7 +59,7 @@ class ResultSummary:
     parsing_model: str = ""
     deciding_stage: str = ""
     reason: str | None = None
-    """Why the result did not pass, in one line (:func:`~..explain.result_reason`: the
+    """Why the result did not pass, in one line (:func:`~.verdict.explain.result_reason`: the
     deciding stage's reason first); None for a pass or no verdict."""
     fields: list[dict[str, Any]] = field(default_factory=list)
     """Rows of ``field, expected, parsed, primitive, passed``."""

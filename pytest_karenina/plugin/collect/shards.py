@@ -9,22 +9,10 @@ shards are deselected (pytest's ``deselected`` count); plain tests are kept. It 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from pytest_karenina.plugin.question_hash import question_hash
-from pytest_karenina.plugin.selection import deselect
-
-_FORM = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``; raises ValueError naming the form."""
-    match = _FORM.match(text)
-    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise ValueError(f"expected I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
-    return int(match.group(1)), int(match.group(2))
+from pytest_karenina.plugin.collect.question_hash import question_hash
+from pytest_karenina.plugin.collect.selection import deselect
 
 
 def shard_of(question_id: str, shards: int) -> int:

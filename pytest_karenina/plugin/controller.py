@@ -1,110 +1,35 @@
-"""Switching the plugin on, and the plugins each process registers by its role.
-
-* :class:`~.runner.RunnerPlugin` (processes that run items: the only process, or an xdist
-  worker), in its own module.
-* :class:`ControllerPlugin` (the process that reports: the only process, or the xdist
-  controller): the report header, aggregating payloads, streaming the export, the summary,
-  the gates (pass rate, baseline) and GitHub output. Beside it: the replay usage report,
-  the xdist partition and pytest-html columns when they apply.
-"""
+"""The plugin of the process that reports (the only process, or the xdist controller): the
+report header, aggregating payloads, streaming the export, the summary, the gates (pass rate,
+baseline) and GitHub output."""
 
 from __future__ import annotations
 
 from collections.abc import Generator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.baseline_gate import BaselineGate, partial_reason
-from pytest_karenina.plugin.changes import ChangedSincePlugin, change_set
-from pytest_karenina.plugin.collect import question_items
-from pytest_karenina.plugin.config_place import misplaced_config
-from pytest_karenina.plugin.cost_cap import SKIP_PREFIX
-from pytest_karenina.plugin.estimate import offline_estimate
-from pytest_karenina.plugin.heap import HeapSettler
+from pytest_karenina.plugin.collect.items import question_items
+from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.process import (
     ProcessRole,
-    process_role,
-    writes_html_report,
 )
 from pytest_karenina.plugin.report.compact import compact_failure_summary, compact_notice
 from pytest_karenina.plugin.report.export_sink import ExportSink
-from pytest_karenina.plugin.report.github import GUARD, CommandGuard, github_output
+from pytest_karenina.plugin.report.github import CommandGuard, github_output
 from pytest_karenina.plugin.report.header import header_lines
-from pytest_karenina.plugin.report.html import HtmlPlugin
 from pytest_karenina.plugin.report.item_record import item_record, run_record
 from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
-from pytest_karenina.plugin.report.payload import ItemPayload
-from pytest_karenina.plugin.report.replay_usage import ReplayUsageReport
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.run_config import build_config, check_run, with_search_tools
-from pytest_karenina.plugin.runner import REPLAY_REPORT, RunnerPlugin
-from pytest_karenina.plugin.selection import SelectionPlugin
-from pytest_karenina.plugin.settings import Settings, resolve_settings
-from pytest_karenina.plugin.shards import ShardPlugin
-from pytest_karenina.plugin.signals import interrupt_on_sigterm
+from pytest_karenina.plugin.run.cost_cap import SKIP_PREFIX
 from pytest_karenina.plugin.stash import (
     CONFIG_KEY,
-    GATE_POLICY_KEY,
     HEAP_KEY,
     SELECTION_KEY,
-    SETTINGS_KEY,
 )
-from pytest_karenina.plugin.xdist_partition import (
-    XdistControllerPlugin,
-)
-
-
-def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
-    """Resolve settings once, build the VerificationConfig, register the role plugins."""
-    problem = misplaced_config(config, checkpoints)
-    if problem is not None:
-        raise pytest.UsageError(problem)
-    settings = resolve_settings(config, checkpoints)
-    vconfig = with_search_tools(config, build_config(settings))
-    check_run(settings, vconfig)
-    settings = settings.with_default_replay(vconfig)
-    role = process_role(config)
-    if settings.ci.estimate:
-        settings = offline_estimate(config, settings, role)
-    config.stash[SETTINGS_KEY] = settings
-    config.stash[CONFIG_KEY] = vconfig
-    config.stash[GATE_POLICY_KEY] = settings.gate_policy()
-    shards = ShardPlugin(*settings.shard) if settings.shard is not None else None
-    if shards is not None:
-        config.pluginmanager.register(shards, "karenina-shard")
-    narrowed = shards is not None or settings.ci.changed_since is not None
-    note = shards.empty_note() if shards is not None else None
-    config.pluginmanager.register(SelectionPlugin(config, narrowed, note), "karenina-selection")
-    changes = None
-    if settings.ci.changed_since is not None:
-        shared = [path for path in (settings.preset, config.inipath) if path is not None]
-        changes = change_set(
-            settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished,
-            settings.workspace_root,
-        )  # fmt: skip
-        config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
-    config.stash[HEAP_KEY] = HeapSettler(config)
-    interrupt_on_sigterm(config)
-    manager = config.pluginmanager
-    html = writes_html_report(config)
-    if role.runs_items:
-        manager.register(RunnerPlugin(config, settings, html), "karenina-runner")
-    if not role.reports:
-        return
-    unchanged = changes.unchanged if changes is not None else frozenset()
-    controller = ControllerPlugin(config, settings, role, unchanged)
-    manager.register(controller, "karenina-controller")
-    if controller.guard is not None:
-        manager.register(controller.guard, GUARD)
-    if settings.replay != "off":
-        manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
-    if role is ProcessRole.XDIST_CONTROLLER:
-        manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
-    if html:
-        manager.register(HtmlPlugin(config), "karenina-html")
 
 
 class ControllerPlugin:

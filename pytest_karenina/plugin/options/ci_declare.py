@@ -1,11 +1,11 @@
 """The options of CI gating: baselines, cost, GitHub Actions output.
 
-Imports only :mod:`.option_spec`: every pytest run of the environment loads this.
+Imports only :mod:`.spec`: every pytest run of the environment loads this.
 """
 
 from __future__ import annotations
 
-from pytest_karenina.plugin.option_spec import Option
+from pytest_karenina.plugin.options.spec import Option
 
 CI_OPTIONS: tuple[Option, ...] = (
     Option(

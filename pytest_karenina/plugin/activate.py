@@ -1,0 +1,94 @@
+"""Switching the plugin on: settings resolved once, and the plugins each process registers by
+its role.
+
+* :class:`~.runner.RunnerPlugin` (processes that run items: the only process, or an xdist
+  worker);
+* :class:`~.controller.ControllerPlugin` (the process that reports: the only process, or the
+  xdist controller). Beside it: the replay usage report, the xdist partition and pytest-html
+  columns when they apply.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.plugin.collect.changed_since import ChangedSincePlugin, change_set
+from pytest_karenina.plugin.collect.selection import SelectionPlugin
+from pytest_karenina.plugin.collect.shards import ShardPlugin
+from pytest_karenina.plugin.controller import ControllerPlugin
+from pytest_karenina.plugin.estimate import offline_estimate
+from pytest_karenina.plugin.options.config_place import misplaced_config
+from pytest_karenina.plugin.options.run_config import build_config, check_run, with_search_tools
+from pytest_karenina.plugin.options.settings import resolve_settings
+from pytest_karenina.plugin.process import (
+    ProcessRole,
+    process_role,
+    writes_html_report,
+)
+from pytest_karenina.plugin.report.github import GUARD
+from pytest_karenina.plugin.report.html import HtmlPlugin
+from pytest_karenina.plugin.run.heap import HeapSettler
+from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport
+from pytest_karenina.plugin.run.signals import interrupt_on_sigterm
+from pytest_karenina.plugin.run.xdist_partition import (
+    XdistControllerPlugin,
+)
+from pytest_karenina.plugin.runner import REPLAY_REPORT, RunnerPlugin
+from pytest_karenina.plugin.stash import (
+    CONFIG_KEY,
+    GATE_POLICY_KEY,
+    HEAP_KEY,
+    SETTINGS_KEY,
+)
+
+
+def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
+    """Resolve settings once, build the VerificationConfig, register the role plugins."""
+    problem = misplaced_config(config, checkpoints)
+    if problem is not None:
+        raise pytest.UsageError(problem)
+    settings = resolve_settings(config, checkpoints)
+    vconfig = with_search_tools(config, build_config(settings))
+    check_run(settings, vconfig)
+    settings = settings.with_default_replay(vconfig)
+    role = process_role(config)
+    if settings.ci.estimate:
+        settings = offline_estimate(config, settings, role)
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[CONFIG_KEY] = vconfig
+    config.stash[GATE_POLICY_KEY] = settings.gate_policy()
+    shards = ShardPlugin(*settings.shard) if settings.shard is not None else None
+    if shards is not None:
+        config.pluginmanager.register(shards, "karenina-shard")
+    narrowed = shards is not None or settings.ci.changed_since is not None
+    note = shards.empty_note() if shards is not None else None
+    config.pluginmanager.register(SelectionPlugin(config, narrowed, note), "karenina-selection")
+    changes = None
+    if settings.ci.changed_since is not None:
+        shared = [path for path in (settings.preset, config.inipath) if path is not None]
+        changes = change_set(
+            settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished,
+            settings.workspace_root,
+        )  # fmt: skip
+        config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
+    config.stash[HEAP_KEY] = HeapSettler(config)
+    interrupt_on_sigterm(config)
+    manager = config.pluginmanager
+    html = writes_html_report(config)
+    if role.runs_items:
+        manager.register(RunnerPlugin(config, settings, html), "karenina-runner")
+    if not role.reports:
+        return
+    unchanged = changes.unchanged if changes is not None else frozenset()
+    controller = ControllerPlugin(config, settings, role, unchanged)
+    manager.register(controller, "karenina-controller")
+    if controller.guard is not None:
+        manager.register(controller.guard, GUARD)
+    if settings.replay != "off":
+        manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
+    if role is ProcessRole.XDIST_CONTROLLER:
+        manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
+    if html:
+        manager.register(HtmlPlugin(config), "karenina-html")

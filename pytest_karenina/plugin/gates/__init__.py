@@ -1,0 +1,1 @@
+"""One run: the checks that decide its exit status (pass rate, baseline, ...)."""
