@@ -7,7 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["pytester", "tests.support.openai_fixtures", "tests.support.mcp_fixtures"]
+pytest_plugins = [
+    "pytester",
+    "tests.support.openai_fixtures",
+    "tests.support.mcp_fixtures",
+    "tests.support.process_marks",
+]
 
 
 @pytest.fixture
@@ -25,9 +30,13 @@ def pytester(
     too: pytest-benchmark warns at configuration time under xdist, and the warning filters
     are process-wide state that library threads (MCP servers, agent loops) swap with
     ``catch_warnings`` while a run configures itself, which turned that warning into an
-    INTERNALERROR now and then.
+    INTERNALERROR now and then. Hypothesis's plugin is left out too: no run of a test uses
+    it, and it costs every process a run starts (each xdist worker, each subprocess) about
+    half a second of CPU.
     """
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:benchmark -p no:langsmith_plugin")
+    monkeypatch.setenv(
+        "PYTEST_ADDOPTS", "-p no:benchmark -p no:langsmith_plugin -p no:hypothesispytest"
+    )
     with warnings.catch_warnings():
         warnings.resetwarnings()
         yield pytester

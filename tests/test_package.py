@@ -34,6 +34,7 @@ def test_pytest11_entry_point_names_the_plugin_module() -> None:
     assert plugin.value == "pytest_karenina.plugin"
 
 
+@pytest.mark.subprocess
 def test_importing_the_plugin_loads_nothing_heavy() -> None:
     script = (
         "import json, sys\n"
@@ -48,6 +49,7 @@ def test_importing_the_plugin_loads_nothing_heavy() -> None:
     assert not loaded & HEAVY, loaded & HEAVY
 
 
+@pytest.mark.subprocess
 def test_importing_the_plugin_loads_no_engine() -> None:
     """The entry module reaches neither the engine's config models, the pipeline, nor
     pydantic (the engine's first heavy dependency)."""

@@ -70,6 +70,7 @@ def tool_results(result: Any) -> list[dict[str, Any]]:
     return [m for m in result.trace_messages if m["role"] == "tool"]
 
 
+@pytest.mark.subprocess
 def test_after_a_server_restart_the_next_run_reconnects_and_succeeds(
     openai_server: OpenAIServer, tmp_path: Path, agent: Callable[..., ToolLoopAgent]
 ) -> None:
@@ -88,6 +89,7 @@ def test_after_a_server_restart_the_next_run_reconnects_and_succeeds(
     assert looked_up["content"] == "Paris" and looked_up["tool_result"]["is_error"] is False
 
 
+@pytest.mark.subprocess
 def test_a_server_gone_for_good_fails_the_run_clearly_then_one_back_serves_again(
     openai_server: OpenAIServer, tmp_path: Path, agent: Callable[..., ToolLoopAgent]
 ) -> None:
@@ -130,6 +132,7 @@ def test_the_agents_time_limit_cancels_its_tool_call_at_the_server(
         server.stop()
 
 
+@pytest.mark.subprocess
 def test_a_stuck_server_does_not_hold_the_run_after_its_last_item(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:

@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_karenina.llm.ports import ModelReply
 from pytest_karenina.llm.replay import ReplayStore, replay_key
 from tests.llm.fakes import req
@@ -93,6 +95,7 @@ def test_appends_from_eight_threads_sharing_one_store(tmp_path: Path) -> None:
     assert len([line for line in path.read_text("utf-8").split("\n") if line]) == 8 * PER_WRITER
 
 
+@pytest.mark.subprocess
 def test_appends_and_compactions_from_three_processes(tmp_path: Path) -> None:
     path = tmp_path / "store.jsonl"
     context = multiprocessing.get_context("spawn")

@@ -1,10 +1,12 @@
 """Plugin tests: every run talks to the scripted server with the e2e canary key.
 
 Runs are in-process ``pytester.runpytest`` by default; a subprocess only where a real
-process is the point (signals, a fresh interpreter's imports). An in-process run drops every
-module it imported first when it ends, so the plugin's dependencies are imported here once
-per test session: no run pays seconds of imports again, and no run builds a second copy of
-a class that an earlier run's objects still use.
+process is the point (signals, a fresh interpreter's imports). A test that also runs under
+xdist takes the ``dist`` fixture below for its ``-n 2`` leg.
+
+An in-process run drops every module it imported first when it ends, so the plugin's
+dependencies are imported here once per test session: no run pays seconds of imports again,
+and no run builds a second copy of a class that an earlier run's objects still use.
 """
 
 from __future__ import annotations
@@ -61,3 +63,18 @@ def first_calls_imported() -> None:
 def endpoint_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OPENAI_API_KEY`` for the openai_endpoint models of the runs (inherited by subprocesses)."""
     use_key(monkeypatch)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param([], id="one-process"),
+        pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.xdist),
+    ]
+)
+def dist(request: pytest.FixtureRequest) -> list[str]:
+    """Arguments for a run in one process, then for the same run on two xdist workers.
+
+    A test that takes this fixture runs twice; the xdist leg carries the ``xdist`` marker,
+    so ``-m "not xdist and not subprocess"`` keeps only the in-process leg.
+    """
+    return list(request.param)

@@ -103,10 +103,9 @@ def client_logs() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("client_logs")
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_an_mcp_agent_repeating_its_secrets_leaves_none_in_any_artifact(
     pytester: pytest.Pytester, openai_server: OpenAIServer, mcp_server: MCPServer,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     every = f"{KEY} {HEADER} {MCP_TOKEN} {MCP_PASSWORD}"
     (mcp_server.notes_dir / "secrets.txt").write_text(f"NOTE {every}", encoding="utf-8")
@@ -125,7 +124,7 @@ def test_an_mcp_agent_repeating_its_secrets_leaves_none_in_any_artifact(
     preset = agent_preset(pytester.path, server, mcp_server.port)
 
     result = pytester.runpytest("--karenina", str(checkpoint), f"--karenina-config={preset}",
-                                *outputs(out), *workers)  # fmt: skip
+                                *outputs(out), *dist)  # fmt: skip
 
     result.assert_outcomes(passed=1)
     texts = artifact_texts(out, result)

@@ -70,17 +70,16 @@ def properties(junit: Path, name: str) -> dict[str, str]:
     raise AssertionError(f"no testcase {name}")
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_an_mcp_agent_benchmark_runs_and_reports(
     pytester: pytest.Pytester, openai_server: OpenAIServer, mcp_server: MCPServer,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     junit = pytester.path / "junit.xml"
     export = pytester.path / "results.json"
 
     result = pytester.runpytest(*args(pytester, openai_server, mcp_server),
                                 f"--junitxml={junit}", f"--karenina-results={export}",
-                                *workers)  # fmt: skip
+                                *dist)  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
@@ -115,6 +114,7 @@ def test_a_recorded_agent_benchmark_replays_with_no_server_running(
     assert len(mcp_server.calls) == calls
 
 
+@pytest.mark.subprocess
 def test_the_html_report_shows_the_conversation_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer, mcp_server: MCPServer
 ) -> None:
@@ -168,9 +168,8 @@ def script_agentic(server: OpenAIServer) -> None:
     server.add_rule(extract, model="judge", contains="Investigation report:")
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_agentic_parsing_in_workspaces_under_the_checkpoint_directory(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     script_agentic(openai_server)
     path = checkpoint(pytester.path)
@@ -178,7 +177,7 @@ def test_agentic_parsing_in_workspaces_under_the_checkpoint_directory(
     before = sorted(p.name for p in pytester.path.iterdir())
 
     result = pytester.runpytest("--karenina", str(path), f"--karenina-config={config}",
-                                "-p", "no:cacheprovider", *workers)  # fmt: skip
+                                "-p", "no:cacheprovider", *dist)  # fmt: skip
 
     result.assert_outcomes(passed=3)
     # Each judge read its own question's file: no two answers shared a workspace.

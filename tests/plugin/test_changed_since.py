@@ -71,20 +71,19 @@ def ran(result: pytest.RunResult) -> list[str]:
     return sorted(found)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_only_changed_and_new_questions_run(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, repo: Path, dist: list[str]
 ) -> None:
     edit(repo)
 
-    result = run(pytester, openai_server, "--karenina-changed-since=HEAD", *workers)
+    result = run(pytester, openai_server, "--karenina-changed-since=HEAD", *dist)
 
     assert result.ret == pytest.ExitCode.OK
     assert ran(result) == ["q2", "q4"]
     result.stdout.fnmatch_lines(
         ["karenina: changed since HEAD: 2 of 4 questions run (1 changed, 1 new)"]
     )
-    if not workers:  # xdist's controller does not count its workers' deselections
+    if not dist:  # xdist's controller does not count its workers' deselections
         result.stdout.fnmatch_lines(["*2 deselected*"])
 
 

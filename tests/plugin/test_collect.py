@@ -97,6 +97,7 @@ def test_broken_template_errors_only_its_item(
     )
 
 
+@pytest.mark.subprocess
 def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:
     shutil.copy(DATA / "multi_question.jsonld", pytester.path / "bench.jsonld")
     pytester.makepyfile("def test_plain():\n    assert True\n")
@@ -108,7 +109,7 @@ def test_plugin_is_inert_without_checkpoints(pytester: pytest.Pytester) -> None:
         "    assert 'langchain_core' not in sys.modules\n"
     )
     # A fresh interpreter: this process has imported everything already.
-    pytester.runpytest_subprocess(str(probe), "-p", "no:hypothesis").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess(str(probe)).assert_outcomes(passed=1)
 
 
 def test_karenina_option_takes_a_node_id(

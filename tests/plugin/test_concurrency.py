@@ -60,17 +60,15 @@ class InFlight:
         return reply
 
 
-@pytest.mark.parametrize(("dist", "expected"), [([], 4), (["-n", "2"], 4)], ids=["one", "xdist"])
 def test_every_answer_is_in_flight_at_once(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str], expected: int
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
-    tracker = InFlight.scripted(openai_server, gather=expected, patience=60.0)
+    tracker = InFlight.scripted(openai_server, gather=4, patience=60.0)
     path = copy_checkpoint(pytester)
-    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server),
-                                           *dist)  # fmt: skip
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), *dist)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     # 4 items: all 4 answers open together, also when 2 workers hold 2 items each.
-    assert tracker.peak == expected
+    assert tracker.peak == 4
 
 
 def test_concurrency_one_runs_pipelines_one_by_one(
@@ -86,7 +84,6 @@ def test_concurrency_one_runs_pipelines_one_by_one(
     assert tracker.peak == 1
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one", "xdist"])
 def test_max_concurrent_requests_caps_the_whole_run(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:

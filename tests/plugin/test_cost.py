@@ -34,14 +34,13 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytes
                               f"--karenina-prices={prices}", *options)  # fmt: skip
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_the_cost_is_in_the_summary_and_junit(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     answers(openai_server)
     junit, html = pytester.path / "junit.xml", pytester.path / "report.html"
 
-    result = run(pytester, openai_server, f"--junitxml={junit}", f"--html={html}", *workers)
+    result = run(pytester, openai_server, f"--junitxml={junit}", f"--html={html}", *dist)
 
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["cost: $0.0099 (answerer $0.0036, judge $0.0063)"])
@@ -70,16 +69,15 @@ def test_an_ini_price_table_and_a_model_without_a_price(
     )
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_the_cost_cap_stops_starting_questions(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     answers(openai_server)
 
-    result = run(pytester, openai_server, "--karenina-max-cost=0.005", "-rs", *workers)
+    result = run(pytester, openai_server, "--karenina-max-cost=0.005", "-rs", *dist)
 
     outcomes = result.parseoutcomes()
-    if not workers:  # one at a time until the first cost is known: $0.0033, then 2 x that > cap
+    if not dist:  # one at a time until the first cost is known: $0.0033, then 2 x that > cap
         assert (outcomes.get("passed"), outcomes.get("skipped")) == (1, 2)
     assert outcomes.get("passed", 0) >= 1 and outcomes.get("skipped", 0) >= 1
     assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 3

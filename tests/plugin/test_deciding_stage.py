@@ -88,10 +88,9 @@ def html_reason(entry: dict[str, object]) -> str:
     return "".join(log) if isinstance(log, list) else str(log)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_template_code_that_raises_is_an_error_everywhere_and_no_regression(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     answers(openai_server)
     baseline = pytester.path / "baseline.json"
@@ -105,7 +104,7 @@ def test_template_code_that_raises_is_an_error_everywhere_and_no_regression(
     result = pytester.runpytest(
         "--karenina", str(typo_checkpoint(pytester.path)), *endpoint_args(openai_server),
         f"--karenina-baseline={baseline}", f"--junitxml={junit}", f"--html={report}",
-        "--self-contained-html", f"--karenina-results={export}", *SUMMARY_LINES, *workers,
+        "--self-contained-html", f"--karenina-results={export}", *SUMMARY_LINES, *dist,
     )  # fmt: skip
 
     # An error, not a failure: the answer was right, the benchmark is broken.

@@ -57,21 +57,20 @@ def deep_args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
     return ["--karenina", str(path), *endpoint_args(server), "--karenina-deep-judgment=full"]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_deep_judgment_fails_the_answer_it_cannot_ground(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     export = pytester.path / "results.json"
     junit = pytester.path / "junit.xml"
 
     result = pytester.runpytest(
         *deep_args(pytester, openai_server), "--karenina-max-retries=0",
-        f"--karenina-results={export}", f"--junitxml={junit}", *workers,
+        f"--karenina-results={export}", f"--junitxml={junit}", *dist,
     )  # fmt: skip
 
     # mq001 passes; mq002 and mq004 are wrong answers; mq003 is right but unquoted.
     result.assert_outcomes(passed=1, failed=3, skipped=1)
-    if not workers:
+    if not dist:
         result.stdout.fnmatch_lines(["karenina: deep judgment full"])
     result.stdout.fnmatch_lines(
         ["deep judgment: 4 results, 1 with attributes not quoted from the response (author 1)"]
@@ -122,6 +121,7 @@ def test_a_recorded_deep_judgment_run_replays_offline(
     replayed.assert_outcomes(passed=1, failed=3, skipped=1)  # a miss would be an error
 
 
+@pytest.mark.subprocess
 def test_the_html_report_highlights_quoted_evidence_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

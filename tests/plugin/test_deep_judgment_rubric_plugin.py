@@ -74,16 +74,15 @@ def deep_args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
             "--karenina-deep-judgment-rubric=enable_all"]  # fmt: skip
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_an_ungrounded_trait_fails_a_right_answer_in_template_and_rubric(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     export = pytester.path / "results.json"
     junit = pytester.path / "junit.xml"
 
     result = pytester.runpytest(
         *deep_args(pytester, openai_server), "--karenina-mode=template_and_rubric",
-        f"--karenina-results={export}", f"--junitxml={junit}", *workers,
+        f"--karenina-results={export}", f"--junitxml={junit}", *dist,
     )  # fmt: skip
 
     result.assert_outcomes(failed=3)  # rq002 and rq003 are wrong answers anyway
@@ -169,6 +168,7 @@ def test_a_recorded_rubric_deep_judgment_run_replays_offline(
     replayed.assert_outcomes(passed=2, failed=1)  # a miss would be an error
 
 
+@pytest.mark.subprocess
 def test_the_html_report_highlights_rubric_quotes_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
@@ -186,6 +186,7 @@ def test_the_html_report_highlights_rubric_quotes_in_headless_chromium(
     assert "no verbatim quote for rubric trait Accuracy" in row
 
 
+@pytest.mark.subprocess
 def test_a_conftest_search_tool_rates_the_quotes_of_a_trait_that_searches(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

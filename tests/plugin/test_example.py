@@ -50,6 +50,7 @@ def store_entries(path: Path = STORE) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
 
 
+@pytest.mark.subprocess
 def test_quickstart_runs_offline_with_failures_explained(tmp_path: Path) -> None:
     report = tmp_path / "report.html"
     result = subprocess.run(
@@ -130,6 +131,7 @@ def test_store_holds_the_scripted_replies_and_no_secrets() -> None:
         assert leak not in text
 
 
+@pytest.mark.subprocess
 def test_recording_script_reproduces_the_store(tmp_path: Path) -> None:
     """Re-recording gives the committed store, apart from the recording times."""
     store = tmp_path / "quickstart.replay.jsonl"

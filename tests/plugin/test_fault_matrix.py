@@ -62,6 +62,7 @@ def test_every_item_ends_with_a_verdict_or_a_named_error(
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.subprocess
 def test_an_interrupt_mid_run_keeps_finished_results_and_exits_2(
     pytester: pytest.Pytester, openai_server: OpenAIServer, stop: signal.Signals
 ) -> None:

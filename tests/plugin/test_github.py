@@ -40,14 +40,13 @@ def error_lines(result: pytest.RunResult) -> list[str]:
     return [line for line in result.stdout.lines if line.startswith(("::error", "::notice"))]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_failed_questions_are_annotated_and_the_job_summary_appended(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     answers(openai_server, q2="Milan | Venice", q3="Osaka")
 
-    result = run(pytester, openai_server, "--karenina-min-pass-rate=0.5", *workers)
+    result = run(pytester, openai_server, "--karenina-min-pass-rate=0.5", *dist)
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert sorted(error_lines(result)) == [

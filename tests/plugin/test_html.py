@@ -29,11 +29,6 @@ PASSING = f"{MULTI}::mq001"
 SCRIPT = "<script>alert('k')</script>"
 
 
-@pytest.fixture(params=[[], ["-n", "2"]], ids=["single", "xdist"])
-def dist_args(request: pytest.FixtureRequest) -> list[str]:
-    return list(request.param)
-
-
 def run_html(
     pytester: pytest.Pytester, server: OpenAIServer, path: Path, *extra: str
 ) -> tuple[pytest.RunResult, Path]:
@@ -65,11 +60,10 @@ def extras_html(entry: dict[str, Any]) -> str:
 
 
 def test_report_has_karenina_columns_rows_and_summary(
-    pytester: pytest.Pytester, openai_server: OpenAIServer,
-    dist_args: list[str],
-) -> None:  # fmt: skip
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
     scripted(openai_server)
-    result, report = run_html(pytester, openai_server, copy_checkpoint(pytester), *dist_args)
+    result, report = run_html(pytester, openai_server, copy_checkpoint(pytester), *dist)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     text = report.read_text(encoding="utf-8")
     for column, title in (("kmodel", "Model"), ("kverdict", "Verdict"), ("kscore", "Score")):
@@ -178,6 +172,7 @@ def test_extras_list_every_note_escaped() -> None:
     assert "<strong>Result 2/2: </strong>pass" in render_extras(payload, include_trace=False)
 
 
+@pytest.mark.subprocess
 def test_failing_fields_table_renders_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

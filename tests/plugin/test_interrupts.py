@@ -47,6 +47,7 @@ def pytest_runtest_setup(item):
     assert data["metadata"]["job_summary"]["is_complete"] is False
 
 
+@pytest.mark.xdist
 def test_crashed_worker_loses_only_its_running_item(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
@@ -89,6 +90,7 @@ KILLS_ONCE_FLAGGED = """class Answer(BaseAnswer):
 """
 
 
+@pytest.mark.xdist
 def test_a_pipeline_that_kills_its_worker_is_blamed_and_not_run_again(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

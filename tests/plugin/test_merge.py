@@ -73,7 +73,9 @@ def summary_lines(text: str) -> list[str]:
     return [line for line in lines[start + 1 :] if not line.startswith(("=", "FAILED", "tokens"))]
 
 
-@pytest.mark.parametrize("shards", range(1, 8))
+@pytest.mark.parametrize(
+    "shards", [pytest.param(n, marks=[pytest.mark.xdist] if n == 2 else []) for n in range(1, 8)]
+)
 def test_shards_merge_back_into_the_unsharded_run(
     pytester: pytest.Pytester, openai_server: OpenAIServer,
     capsys: pytest.CaptureFixture[str], shards: int,
@@ -82,7 +84,7 @@ def test_shards_merge_back_into_the_unsharded_run(
     whole = shard_run(pytester, openai_server, "whole.json", "--karenina-min-pass-rate=0.5")
     parts = []
     for index in range(1, shards + 1):
-        extra = ["-n", "2"] if index == 1 and shards == 2 else []
+        extra = ["-n", "2"] if index == 1 and shards == 2 else []  # marked xdist above
         shard_run(pytester, openai_server, f"s{index}.json", f"--karenina-shard={index}/{shards}",
                   "--karenina-min-pass-rate=0.5", *extra)  # fmt: skip
         parts.append(pytester.path / f"s{index}.json")
@@ -98,6 +100,7 @@ def test_shards_merge_back_into_the_unsharded_run(
     assert "karenina gate: pass rate 71.4% >= 50.0%: gate passed" in out
 
 
+@pytest.mark.subprocess
 def test_the_console_script_merges(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
     answers(openai_server)
     for index in (1, 2):

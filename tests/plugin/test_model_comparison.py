@@ -23,6 +23,7 @@ def args(pytester: pytest.Pytester, server: OpenAIServer) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_a_regression_against_the_reference_model_is_listed_first(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

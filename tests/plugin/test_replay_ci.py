@@ -61,6 +61,7 @@ def test_without_an_api_key_replay_is_strict_by_default(
     assert "replay off" in live.stdout.str() and "by default" not in live.stdout.str()
 
 
+@pytest.mark.subprocess
 def test_strict_replay_never_opens_a_connection(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
@@ -90,6 +91,7 @@ socket.create_connection = lambda *a, **k: refuse(None, a)
         socket.create_connection(("127.0.0.1", openai_server.port), timeout=2).close()
 
 
+@pytest.mark.xdist
 def test_xdist_workers_share_the_store_and_the_controller_prunes_it(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

@@ -38,15 +38,14 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytes
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_majority_passes_a_flaky_question_and_says_it_is_flaky(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, workers: list[str]
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
     junit = pytester.path / "junit.xml"
     export = pytester.path / "results.json"
 
     result = run(pytester, openai_server, "--karenina-replicate-policy=majority", "-v",
-                 f"--junitxml={junit}", f"--karenina-results={export}", *workers)  # fmt: skip
+                 f"--junitxml={junit}", f"--karenina-results={export}", *dist)  # fmt: skip
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*PASSED (flaky 2/3)*",
@@ -109,6 +108,7 @@ def test_a_k_above_the_replicates_is_a_usage_error(
     result.stderr.fnmatch_lines(["*K must be between 1 and the 3 replicates*"])
 
 
+@pytest.mark.subprocess
 def test_the_html_report_has_a_flaky_column_in_headless_chromium(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:

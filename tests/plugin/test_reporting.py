@@ -14,11 +14,6 @@ from tests.plugin.plugin_helpers import MULTI, copy_checkpoint, endpoint_args, s
 from tests.support.openai_server import Fault, OpenAIServer
 
 
-@pytest.fixture(params=[[], ["-n", "2"]], ids=["single", "xdist"])
-def dist_args(request: pytest.FixtureRequest) -> list[str]:
-    return list(request.param)
-
-
 def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> pytest.RunResult:
     scripted(server)
     path = copy_checkpoint(pytester)
@@ -27,10 +22,10 @@ def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str) -> pytest.
 
 def test_junit_properties_and_outcomes(
     pytester: pytest.Pytester, openai_server: OpenAIServer,
-    dist_args: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     junit = pytester.path / "junit.xml"
-    result = run(pytester, openai_server, f"--junitxml={junit}", *dist_args)
+    result = run(pytester, openai_server, f"--junitxml={junit}", *dist)
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
     assert set(cases) == {"mq001", "mq002", "mq003", "mq004", "mq005"}
@@ -47,10 +42,10 @@ def test_junit_properties_and_outcomes(
 
 def test_results_stream_into_a_karenina_export(
     pytester: pytest.Pytester, openai_server: OpenAIServer,
-    dist_args: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     export = pytester.path / "out" / "results.json"
-    run(pytester, openai_server, f"--karenina-results={export}", *dist_args)
+    run(pytester, openai_server, f"--karenina-results={export}", *dist)
     data = json.loads(export.read_text())
     assert data["format_version"] == "2.2"
     ids = sorted(r["metadata"]["question_id"] for r in data["results"])
@@ -150,7 +145,6 @@ def test_the_results_path_cannot_be_the_checkpoint(
     assert path.read_bytes() == before and openai_server.chat_requests == []
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
 def test_a_lone_surrogate_in_a_reply_costs_nothing(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:

@@ -78,7 +78,6 @@ def test_rubric_only_with_default_gates_errors_items_whose_gated_callables_canno
     assert "error:rubric 3" in result.stdout.str()
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
 def test_rubric_only_verdicts_come_from_the_gated_traits(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
@@ -143,6 +142,7 @@ def test_bad_gate_rules_are_usage_errors(
     result.stderr.fnmatch_lines(["*--karenina-rubric-gates: cannot read rubric gate 'Clarity=>3'*"])
 
 
+@pytest.mark.subprocess
 def test_html_report_has_a_rubric_column_and_trait_tables(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
@@ -174,7 +174,6 @@ def test_html_report_has_a_rubric_column_and_trait_tables(
     assert "<td>Water boils at 100 C, not 90.</td>" in rendered[0]
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
 def test_a_gate_on_an_unknown_trait_errors_its_checkpoint_listing_the_known_ones(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:

@@ -20,7 +20,7 @@ from tests.e2e.test_semantic_model_errors import offline_model  # noqa: F401 - f
 from tests.plugin.plugin_helpers import endpoint_args
 from tests.support.openai_server import OpenAIServer
 
-pytestmark = pytest.mark.embedding
+pytestmark = [pytest.mark.embedding, pytest.mark.subprocess]
 
 UNNAMED_TEMPLATE = SEMANTIC_TEMPLATE.replace(
     "from karenina.schemas.primitives import SemanticMatch",
@@ -46,7 +46,7 @@ def semantic_checkpoint(directory: Path, template: str = SEMANTIC_TEMPLATE) -> P
 def run_cold(pytester: pytest.Pytester, server: OpenAIServer, path: Path) -> pytest.RunResult:
     """pytest in its own interpreter, template code limited to one second."""
     script(server, SEMANTIC_CASES)
-    args = endpoint_args(server, "--karenina-template-timeout", "1", "-p", "no:hypothesis")
+    args = endpoint_args(server, "--karenina-template-timeout", "1")
     return pytester.runpytest_subprocess("--karenina", str(path), *args, timeout=900)
 
 

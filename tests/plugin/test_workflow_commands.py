@@ -46,7 +46,6 @@ REGISTERED = {
 FORGED = "\r\n::error title=forged::{where}\r\n##[error]forged {where}\r::warning::forged"
 HOSTILE_ID = "q2" + FORGED.format(where="question id")
 HOSTILE_REPLY = "##[error]forged reply ![p](https://e.x/p.png)" + FORGED.format(where="reply")
-WORKERS = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 
 
 @dataclass(frozen=True)
@@ -175,10 +174,9 @@ def test_commands_are_stopped_for_the_whole_run_but_the_annotations(
     assert "stop-commands" not in pytester.runpytest(*args).stdout.str()
 
 
-@WORKERS
 def test_a_hostile_question_id_and_model_reply_forge_no_command(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     """The question with the hostile id is answered twice (replicates disagree: it is listed
     as flaky), once right and once with the hostile reply."""
@@ -193,7 +191,7 @@ def test_a_hostile_question_id_and_model_reply_forge_no_command(
 
     result = pytester.runpytest(
         "--karenina", str(checkpoint), *endpoint_args(openai_server), "--karenina-replicates=2",
-        "--karenina-replicate-policy=majority", "-ra", "-v", *workers,
+        "--karenina-replicate-policy=majority", "-ra", "-v", *dist,
     )  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=1)
@@ -218,10 +216,9 @@ def _hostile_excerpts(body: dict[str, Any]) -> str:
     return json.dumps({"excerpts": [{"text": quote, "confidence": "high"}]})
 
 
-@WORKERS
 def test_a_rejected_deep_judgment_quote_forges_no_command(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
-    workers: list[str],
+    dist: list[str],
 ) -> None:  # fmt: skip
     """The judge invents a quote for one trait of rq001; rq001's id breaks the line too, and
     its pipeline logs the id (``Captured log setup``) when the rubric gate fails."""
@@ -237,7 +234,7 @@ def test_a_rejected_deep_judgment_quote_forges_no_command(
     result = pytester.runpytest(
         "--karenina", str(path), *endpoint_args(openai_server), NOT_GATED,
         "--karenina-deep-judgment-rubric=enable_all", "--karenina-mode=rubric_only",
-        "-ra", "--log-level=WARNING", *workers,
+        "-ra", "--log-level=WARNING", *dist,
     )  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=1)
@@ -248,11 +245,12 @@ def test_a_rejected_deep_judgment_quote_forges_no_command(
 
 
 @needs_agents_extra
-@WORKERS
 def test_a_tool_name_chosen_by_the_model_forges_no_command(
     pytester: pytest.Pytester, openai_server: OpenAIServer, mcp_server: MCPServer,
-    step_summary: Path, workers: list[str],
+    step_summary: Path,
 ) -> None:  # fmt: skip
+    """In one process: the two tests above hold the controller's output under xdist, and
+    tests/plugin/test_agents_plugin.py an agent's trace crossing from a worker."""
     from tests.plugin.test_agents_plugin import preset
 
     tool = "lookup" + FORGED.format(where="tool name")
@@ -262,8 +260,7 @@ def test_a_tool_name_chosen_by_the_model_forges_no_command(
     path = capitals_checkpoint(pytester.path)
     config = preset(pytester.path, openai_server, mcp_server)
 
-    result = pytester.runpytest("--karenina", str(path), f"--karenina-config={config}",
-                                "-ra", *workers)  # fmt: skip
+    result = pytester.runpytest("--karenina", str(path), f"--karenina-config={config}", "-ra")
 
     result.assert_outcomes(passed=0, failed=3)
     assert "tool name" in result.stdout.str()

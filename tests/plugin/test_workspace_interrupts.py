@@ -28,6 +28,7 @@ def wait_for(found: Callable[[], bool], process: subprocess.Popen[str], what: st
     assert found(), f"never saw {what}"
 
 
+@pytest.mark.subprocess
 def test_sigterm_removes_the_copies_pipelines_still_use(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
