@@ -22,30 +22,25 @@ from pytest_karenina.plugin.estimate import offline_estimate
 from pytest_karenina.plugin.options.config_place import misplaced_config
 from pytest_karenina.plugin.options.run_config import build_config, check_run, with_search_tools
 from pytest_karenina.plugin.options.settings import resolve_settings
-from pytest_karenina.plugin.process import (
-    ProcessRole,
-    process_role,
-    writes_html_report,
-)
+from pytest_karenina.plugin.process import ProcessRole, process_role, writes_html_report
 from pytest_karenina.plugin.report.github import GUARD
 from pytest_karenina.plugin.report.html import HtmlPlugin
 from pytest_karenina.plugin.run.heap import HeapSettler
 from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport
 from pytest_karenina.plugin.run.signals import interrupt_on_sigterm
-from pytest_karenina.plugin.run.xdist_partition import (
-    XdistControllerPlugin,
-)
-from pytest_karenina.plugin.runner import REPLAY_REPORT, RunnerPlugin
-from pytest_karenina.plugin.stash import (
-    CONFIG_KEY,
-    GATE_POLICY_KEY,
-    HEAP_KEY,
-    SETTINGS_KEY,
-)
+from pytest_karenina.plugin.run.xdist_partition import XdistControllerPlugin
+from pytest_karenina.plugin.runner import RunnerPlugin
+from pytest_karenina.plugin.stash import CONFIG_KEY, GATE_POLICY_KEY, HEAP_KEY, SETTINGS_KEY
+
+REPLAY_REPORT = "karenina-replay"
+"""Name of the replay usage plugin (on the reporting process)."""
 
 
 def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
-    """Resolve settings once, build the VerificationConfig, register the role plugins."""
+    """Resolve settings once, build the VerificationConfig, register the role plugins.
+
+    Plugins that need one another are handed each other here; none looks another up by name.
+    """
     problem = misplaced_config(config, checkpoints)
     if problem is not None:
         raise pytest.UsageError(problem)
@@ -59,12 +54,11 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
+    manager = config.pluginmanager
     shards = ShardPlugin(*settings.shard) if settings.shard is not None else None
     if shards is not None:
-        config.pluginmanager.register(shards, "karenina-shard")
-    narrowed = shards is not None or settings.ci.changed_since is not None
-    note = shards.empty_note() if shards is not None else None
-    config.pluginmanager.register(SelectionPlugin(config, narrowed, note), "karenina-selection")
+        manager.register(shards, "karenina-shard")
+    manager.register(SelectionPlugin(config), "karenina-selection")
     changes = None
     if settings.ci.changed_since is not None:
         shared = [path for path in (settings.preset, config.inipath) if path is not None]
@@ -72,23 +66,29 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
             settings.ci.changed_since, settings.checkpoints, shared, settings.include_unfinished,
             settings.workspace_root,
         )  # fmt: skip
-        config.pluginmanager.register(ChangedSincePlugin(changes), "karenina-changed-since")
+        manager.register(ChangedSincePlugin(changes), "karenina-changed-since")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)
-    manager = config.pluginmanager
     html = writes_html_report(config)
+    controller = replay = None
+    if role.reports:
+        unchanged = changes.unchanged if changes is not None else frozenset()
+        narrowed = shards is not None or settings.ci.changed_since is not None
+        note = shards.empty_note() if shards is not None else None
+        controller = ControllerPlugin(config, settings, role, unchanged, narrowed, note)
+        if settings.replay != "off":
+            replay = ReplayUsageReport(config, settings)
     if role.runs_items:
-        manager.register(RunnerPlugin(config, settings, html), "karenina-runner")
-    if not role.reports:
+        summary = controller.summary if controller is not None else None
+        manager.register(RunnerPlugin(config, settings, html, summary, replay), "karenina-runner")
+    if controller is None:
         return
-    unchanged = changes.unchanged if changes is not None else frozenset()
-    controller = ControllerPlugin(config, settings, role, unchanged)
     manager.register(controller, "karenina-controller")
     if controller.guard is not None:
         manager.register(controller.guard, GUARD)
-    if settings.replay != "off":
-        manager.register(ReplayUsageReport(config, settings), REPLAY_REPORT)
+    if replay is not None:
+        manager.register(replay, REPLAY_REPORT)
     if role is ProcessRole.XDIST_CONTROLLER:
         manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
     if html:
-        manager.register(HtmlPlugin(config), "karenina-html")
+        manager.register(HtmlPlugin(config, controller.summary, controller.gates), "karenina-html")

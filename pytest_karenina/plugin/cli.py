@@ -16,11 +16,14 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn
 
 import pytest
 
 from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.gates.completeness import CostCapGate, IncompleteMergeGate
+from pytest_karenina.plugin.gates.pass_rate import PassRateGate
+from pytest_karenina.plugin.gates.protocol import Gate, exit_status, run_lines
 from pytest_karenina.plugin.options.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
 from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
@@ -30,6 +33,7 @@ from pytest_karenina.plugin.options.results_path import (
 )
 from pytest_karenina.plugin.report.github import github_output
 from pytest_karenina.plugin.report.merge import Merged, MergeError, merge_shards, write_merged
+from pytest_karenina.plugin.report.statements import plain_text
 from pytest_karenina.plugin.report.summary import RunSummary
 
 
@@ -37,21 +41,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(int(pytest.ExitCode.USAGE_ERROR), f"{self.prog}: error: {message}\n")
-
-
-class PlainTerminal:
-    """What :meth:`RunSummary.write` needs of pytest's terminal reporter, on a stream."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.width = min(shutil.get_terminal_size((80, 24)).columns, 120)
-
-    def write_sep(self, sep: str, title: str) -> None:
-        fill = max(self.width - len(title) - 2, 2)
-        self.write_line(f"{sep * (fill // 2)} {title} {sep * (fill - fill // 2)}")
-
-    def write_line(self, line: str, **markup: Any) -> None:
-        self.stream.write(line + "\n")
 
 
 def _number(low: float, high: float) -> Callable[[str], float]:
@@ -126,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MergeError("--baseline-update: name the file with --baseline")
         check_outputs(args.out, args.shards, args.baseline, args.baseline_update)
         merged = merge_shards(args.shards)
-        gate = BaselineGate(_ci_settings(args, merged))
+        gates = _gates(args, merged)
     except (MergeError, OutputPathError, pytest.UsageError) as exc:
         sys.stderr.write(f"pytest-karenina merge: {exc}\n")
         return int(pytest.ExitCode.USAGE_ERROR)
@@ -140,31 +129,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     partial = "; ".join(merged.incomplete) or partial_reason(summary, status, False, selection)
     if partial is None and selection.get("unchanged"):
         partial = "the shards ran only the changed questions (--karenina-changed-since)"
-    gate.settle(summary, partial)
-    threshold = (
-        args.min_pass_rate if args.min_pass_rate is not None else merged.run.get("min_pass_rate")
-    )
-    if threshold is not None and summary.total:
-        summary.pass_rate_gate(
-            float(threshold), args.gate_on or merged.run.get("gate_on") or "point"
-        )
-    status = summary.exit_status(status)
+    status = exit_status(status, summary, partial, gates)
     out = sys.stdout
     out.write(
         f"pytest-karenina merge: {len(merged.inputs)} exports, {len(merged.items)} items, "
         f"{len(merged.results)} results -> {args.out}\n"
     )
-    summary.write(PlainTerminal(out))
+    width = min(shutil.get_terminal_size((80, 24)).columns, 120)
+    for line in plain_text(run_lines(summary, gates), width):
+        out.write(line + "\n")
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     if github:
         title = ", ".join(merged.run.get("checkpoints") or ()) or str(args.out.name)
-        for line in github_output(summary, title, status, args.github_annotations):
+        for line in github_output(summary, title, status, args.github_annotations, gates):
             out.write(line + "\n")
-    if merged.incomplete:
-        out.write(f"pytest-karenina merge: incomplete: {'; '.join(merged.incomplete)}\n")
-        if status == pytest.ExitCode.OK:
-            status = pytest.ExitCode.TESTS_FAILED
     return int(status)
+
+
+def _gates(args: argparse.Namespace, merged: Merged) -> list[Gate]:
+    """The gates of the merged run, with the shards' settings unless the command overrides
+    them; a baseline that cannot be read is a usage error."""
+    gates: list[Gate] = []
+    threshold = (
+        args.min_pass_rate if args.min_pass_rate is not None else merged.run.get("min_pass_rate")
+    )
+    if threshold is not None:
+        on = args.gate_on or merged.run.get("gate_on") or "point"
+        gates.append(PassRateGate(float(threshold), on))
+    if args.baseline is not None:
+        gates.append(BaselineGate(_ci_settings(args, merged)))
+    return [*gates, CostCapGate(), IncompleteMergeGate(merged.incomplete)]
 
 
 def check_outputs(out: Path, shards: Sequence[Path], baseline: Path | None, update: bool) -> None:

@@ -1,21 +1,23 @@
 """The plugin of the process that reports (the only process, or the xdist controller): the
-report header, aggregating payloads, streaming the export, the summary, the gates (pass rate,
-baseline) and GitHub output."""
+report header, aggregating payloads, streaming the export, the summary, the gates and GitHub
+output. The run's exit status is set here, once, from the gates' decisions."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from typing import Any
 
 import pytest
 
 from pytest_karenina.plugin.collect.items import question_items
+from pytest_karenina.plugin.collect.selection import selected_nothing
 from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.gates.completeness import CostCapGate, LostExportGate
+from pytest_karenina.plugin.gates.pass_rate import PassRateGate
+from pytest_karenina.plugin.gates.protocol import Gate, exit_status, junit_properties, run_lines
 from pytest_karenina.plugin.options.settings import Settings
-from pytest_karenina.plugin.payload import ItemPayload
-from pytest_karenina.plugin.process import (
-    ProcessRole,
-)
+from pytest_karenina.plugin.payload import ItemPayload, cost_capped
+from pytest_karenina.plugin.process import ProcessRole
 from pytest_karenina.plugin.report.compact import compact_failure_summary, compact_notice
 from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.github import CommandGuard, github_output
@@ -23,17 +25,30 @@ from pytest_karenina.plugin.report.header import header_lines
 from pytest_karenina.plugin.report.item_record import item_record, run_record
 from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
+from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
-from pytest_karenina.plugin.run.cost_cap import SKIP_PREFIX
-from pytest_karenina.plugin.stash import (
-    CONFIG_KEY,
-    HEAP_KEY,
-    SELECTION_KEY,
-)
+from pytest_karenina.plugin.stash import CONFIG_KEY, HEAP_KEY, SELECTION_KEY
+
+
+def write_lines(terminal: Any, lines: Iterable[Line]) -> None:
+    """Write ``lines`` to pytest's terminal reporter."""
+    for line in lines:
+        if line.sep is not None:
+            terminal.write_sep(line.sep, line.text)
+        elif line.red:
+            terminal.write_line(line.text, red=True)
+        else:
+            terminal.write_line(line.text)
 
 
 class ControllerPlugin:
-    """The header, aggregating payloads, streaming the export, summarising, gating."""
+    """The header, aggregating payloads, streaming the export, summarising, gating.
+
+    ``narrowed``: a shard or ``--karenina-changed-since`` may leave a run nothing to do, which
+    is then a success (exit 0, with ``nothing_note`` in the terminal summary when given), not
+    pytest's "no tests collected" (5): a matrix job whose shard holds no question, or a pull
+    request that changed none, passes.
+    """
 
     def __init__(
         self,
@@ -41,6 +56,8 @@ class ControllerPlugin:
         settings: Settings,
         role: ProcessRole,
         unchanged: frozenset[str] = frozenset(),
+        narrowed: bool = False,
+        nothing_note: str | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -51,9 +68,19 @@ class ControllerPlugin:
         )
         self.export: ExportSink | None = None
         self.session: pytest.Session | None = None
-        self.baseline = BaselineGate(settings.ci, settings.shard, unchanged)
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
         self.guard = CommandGuard(config) if settings.ci.github else None
+        self.narrowed = narrowed
+        self.nothing_note = nothing_note
+        self.nothing_to_do = False
+        self.lost_export = LostExportGate()
+        self.gates: list[Gate] = []
+        """Asked in this order; they write their lines in it too."""
+        if settings.min_pass_rate is not None:
+            self.gates.append(PassRateGate(settings.min_pass_rate, settings.gate_on))
+        if settings.ci.baseline is not None:
+            self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged))
+        self.gates += [CostCapGate(), self.lost_export]
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         """A question whose replicates disagreed: ``~`` and ``PASSED (flaky 2/3)`` (``F`` and
@@ -76,6 +103,7 @@ class ControllerPlugin:
                 vconfig.model_dump(mode="json", exclude={"replay_store"}),
                 run_record(self.settings, None),
             )
+            self.lost_export.sink = self.export
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -100,8 +128,7 @@ class ControllerPlugin:
             self.summary.other_failures += 1
         elif report.when == "setup" and report.skipped:
             self.summary.add_skip(report.nodeid)
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-            self.summary.cost.capped += reason.startswith(f"Skipped: {SKIP_PREFIX}")
+            self.summary.cost.capped += cost_capped(report)
         if report.when == "teardown":
             for logged in self._logged.pop(report.nodeid, ()):
                 logged.karenina = logged_residue(logged.karenina)  # type: ignore[attr-defined]
@@ -128,26 +155,35 @@ class ControllerPlugin:
             )  # fmt: skip
             self.export.close(complete=finished and not stopped, run=run)
         partial = partial_reason(self.summary, exitstatus, stopped, selection)
-        self.baseline.settle(self.summary, partial)
-        self.summary.apply_gate(session, self.settings.min_pass_rate, self.settings.gate_on)
-        if self.export is not None and self.export.problem and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results were lost
-        compact_failure_summary(self.config, self.summary.payloads)
+        status = exit_status(session.exitstatus, self.summary, partial, self.gates)
+        if self.narrowed and status == pytest.ExitCode.NO_TESTS_COLLECTED:
+            self.nothing_to_do = selected_nothing(selection)
+            if self.nothing_to_do:
+                status = pytest.ExitCode.OK
+        session.exitstatus = status
+        compact = compact_failure_summary(self.config, self.summary.payloads)
+        if compact:  # the reporter exists: compact_failure_summary read it
+            write_lines(
+                self.config.pluginmanager.get_plugin("terminalreporter"), map(Line, compact)
+            )
         if self.role is ProcessRole.XDIST_CONTROLLER:
             self.config.stash[HEAP_KEY].settle(len(session.items))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         xml_path = getattr(config.option, "xmlpath", None)
-        properties = self.summary.suite_properties()
+        properties = junit_properties(self.summary, self.gates)
         if xml_path and properties:
             write_suite_properties(xml_path, properties)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        self.summary.write(terminalreporter)
+        write_lines(terminalreporter, run_lines(self.summary, self.gates))
         if self.guard is not None and self.session is not None:
             title = ", ".join(path.name for path in self.settings.checkpoints)
             status, limit = int(self.session.exitstatus), self.settings.ci.annotations
-            self.guard.annotate(github_output(self.summary, title, status, limit))
-        for line in self.export.report_lines() if self.export is not None else ():
-            terminalreporter.write_line(line, red=True)
+            found = github_output(self.summary, title, status, limit, self.gates)
+            self.guard.annotate(found)
+        if self.export is not None:
+            write_lines(terminalreporter, self.export.report_lines())
+        if self.nothing_to_do and self.nothing_note:
+            terminalreporter.write_line(self.nothing_note)

@@ -7,6 +7,10 @@ reports (an xdist controller, or itself).
 dataclasses). The reporting side reads it back with :meth:`ItemPayload.from_json`, which
 fills defaults for missing keys. The full result dumps ride along under ``results`` so
 the reporting process can stream the export.
+
+A setup report of an item that the cost cap did not start carries
+:data:`COST_CAPPED` instead (:func:`mark_cost_capped`): the reporting process counts those
+items by that mark, never by the text of the skip reason.
 """
 
 from __future__ import annotations
@@ -36,6 +40,19 @@ if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
 
 PAYLOAD_VERSION = 2
+COST_CAPPED = "karenina_cost_capped"
+"""The report attribute that marks the setup report of an item the cost cap did not start."""
+
+
+def mark_cost_capped(report: Any) -> None:
+    """Mark ``report`` (a setup report) as the skip of an item the cost cap did not start;
+    the mark travels with the report under xdist."""
+    setattr(report, COST_CAPPED, True)
+
+
+def cost_capped(report: Any) -> bool:
+    """Whether ``report`` is the skip of an item the cost cap did not start."""
+    return getattr(report, COST_CAPPED, False) is True
 
 
 def tokens(result: VerificationResult) -> tuple[int, int]:

@@ -1,6 +1,7 @@
 """The plugin of processes that run items (the only process, or an xdist worker): it starts
-the prefetcher with the run loop, stops it on the way out, and attaches each item's
-``report.karenina`` payload and JUnit properties."""
+the prefetcher with the run loop, stops it on the way out, and attaches what the reports learn
+about each item (its ``report.karenina`` payload, JUnit properties, pytest-html extras) when
+pytest makes the item's reports."""
 
 from __future__ import annotations
 
@@ -11,39 +12,53 @@ import pytest
 from pytest_karenina.plugin.collect.items import QuestionItem, question_items
 from pytest_karenina.plugin.collect.selection import selected_everything
 from pytest_karenina.plugin.options.settings import Settings
-from pytest_karenina.plugin.process import (
-    ProcessRole,
-    process_role,
-    runs_pipelines,
-)
+from pytest_karenina.plugin.payload import ItemPayload, mark_cost_capped
+from pytest_karenina.plugin.process import ProcessRole, process_role, runs_pipelines
 from pytest_karenina.plugin.report.html import add_extras
 from pytest_karenina.plugin.report.item_record import first_line
+from pytest_karenina.plugin.report.junit import user_properties
+from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run.live_status import LiveStatus
 from pytest_karenina.plugin.run.pipeline_logs import shield_capture_handlers
 from pytest_karenina.plugin.run.prefetch import Prefetcher
 from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.run.signals import remove_workspaces_in_use
-from pytest_karenina.plugin.run.xdist_partition import (
-    worker_journal,
-    worker_share,
-)
-from pytest_karenina.plugin.stash import (
-    HEAP_KEY,
-    PREFETCHER_KEY,
-    REPLAY_USAGE_OUTPUT,
-)
+from pytest_karenina.plugin.run.xdist_partition import worker_journal, worker_share
+from pytest_karenina.plugin.stash import CONFIG_KEY, HEAP_KEY, PREFETCHER_KEY, REPLAY_USAGE_OUTPUT
 
-REPLAY_REPORT = "karenina-replay"
-"""Name of the replay usage plugin, which runners on the reporting process feed directly."""
+
+def item_payload(item: QuestionItem, include_trace: bool, settings: Settings) -> ItemPayload:
+    """What the reports learn about ``item`` (after its setup decided its verdicts)."""
+    return ItemPayload.of_verdicts(
+        nodeid=item.nodeid, question_id=item.question.id, question_text=item.question.text,
+        answering_model=item.model_replicate.answering.id or "",
+        replicate=item.model_replicate.replicate, facts=item.facts,
+        verdicts=item.verdicts, include_trace=include_trace, vote=item.vote,
+        prices=settings.ci.prices,
+    )  # fmt: skip
 
 
 class RunnerPlugin:
-    """Runs the pipelines of the items this process executes."""
+    """Runs the pipelines of the items this process executes.
 
-    def __init__(self, config: pytest.Config, settings: Settings, wants_html: bool) -> None:
+    On the only process of a run, the controller's ``summary`` feeds the status line of long
+    runs and ``replay_report`` takes the replay store's usage (an xdist worker sends it through
+    ``workeroutput`` instead).
+    """
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        wants_html: bool,
+        summary: RunSummary | None = None,
+        replay_report: ReplayUsageReport | None = None,
+    ) -> None:
         self.config = config
         self.settings = settings
         self.wants_html = wants_html
+        self.summary = summary
+        self.replay_report = replay_report
         self.live: LiveStatus | None = None
 
     @pytest.hookimpl(wrapper=True)
@@ -51,7 +66,9 @@ class RunnerPlugin:
         if not runs_pipelines(self.config):
             return (yield)
         journal = worker_journal(self.config)
-        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(self.config, journal=journal)
+        prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(
+            self.config, self.settings, self.config.stash[CONFIG_KEY], journal=journal
+        )
         share = worker_share(self.config, question_items(session.items))
         self.config.stash[HEAP_KEY].settle(len(share))
         prefetcher.start(share)
@@ -63,8 +80,7 @@ class RunnerPlugin:
             prefetcher.stop()
 
     def _tally(self) -> tuple[int, int]:
-        controller = self.config.pluginmanager.get_plugin("karenina-controller")
-        summary = getattr(controller, "summary", None)
+        summary = self.summary
         return (summary.passed, summary.total) if summary is not None else (0, 0)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -86,17 +102,17 @@ class RunnerPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if call.when == "setup" and isinstance(item, QuestionItem) and item.results:
-            # Setup waited for the pipeline, which may have run long before: the item's
-            # time is its pipeline's (pytest's --durations, JUnit and pytest-html show it).
-            report.duration = sum(result.metadata.execution_time for result in item.results)
+        if not isinstance(item, QuestionItem):
+            return report
+        if call.when == "setup":
+            self._setup_ended(item, report)
         attach = call.when == "call" or (call.when == "setup" and report.failed)
-        if not (isinstance(item, QuestionItem) and item.verdicts and attach):
+        if not (item.verdicts and attach):
             return report
         trace = self.settings.html_trace == "all" or (
             self.settings.html_trace == "failed" and not report.passed
         )
-        payload = item.payload(include_trace=trace)
+        payload = item_payload(item, trace, self.settings)
         sent = payload.to_json()
         if not report.passed:  # here, before xdist adds its worker line to the text
             sent["reason"] = first_line(report.longreprtext)
@@ -104,6 +120,21 @@ class RunnerPlugin:
         if self.wants_html:
             add_extras(report, payload, trace)
         return report
+
+    def _setup_ended(self, item: QuestionItem, report: pytest.TestReport) -> None:
+        """What the setup report learns: the pipeline's time, the cost cap's skip, the JUnit
+        properties of the item's verdicts."""
+        if item.results:
+            # Setup waited for the pipeline, which may have run long before: the item's
+            # time is its pipeline's (pytest's --durations, JUnit and pytest-html show it).
+            report.duration = sum(result.metadata.execution_time for result in item.results)
+        if item.cost_capped and report.skipped:
+            mark_cost_capped(report)
+        found = user_properties(item.verdicts, item.vote, self.settings.ci.prices)
+        # pytest's JUnit writer reads the teardown report's properties, which copies the
+        # item's list: extend that list, and this report's copy, made before.
+        item.user_properties.extend(found)
+        report.user_properties.extend(found)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:  # no run loop to settle the heap in
@@ -122,7 +153,5 @@ class RunnerPlugin:
         workeroutput = getattr(self.config, "workeroutput", None)
         if isinstance(workeroutput, dict):
             workeroutput[REPLAY_USAGE_OUTPUT] = usage
-        else:
-            report = self.config.pluginmanager.get_plugin(REPLAY_REPORT)
-            if isinstance(report, ReplayUsageReport):
-                report.add(usage)
+        elif self.replay_report is not None:
+            self.replay_report.add(usage)

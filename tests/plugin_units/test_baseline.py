@@ -184,11 +184,12 @@ def test_a_crashed_worker_item_fails_the_baseline_gate(tmp_path: Path) -> None:
     summary.add(item("q1", Outcome.PASS))
     summary.add(ItemPayload.worker_crashed("b.jsonld::q2"))
 
-    BaselineGate(CiSettings(baseline=path)).settle(summary, None)
+    gate = BaselineGate(CiSettings(baseline=path))
+    assert gate.decide(summary, None) is False
 
-    assert summary.baseline is not None and not summary.baseline.passed
-    assert summary.baseline.errors == ["b.jsonld::q2: its worker crashed (question unknown)"]
-    assert summary.baseline.regressions == []
+    assert gate.diff is not None and not gate.diff.passed
+    assert gate.diff.errors == ["b.jsonld::q2: its worker crashed (question unknown)"]
+    assert gate.diff.regressions == []
 
 
 def test_an_item_that_errored_is_no_regression_of_the_model_but_fails_the_gate(
@@ -206,9 +207,10 @@ def test_an_item_that_errored_is_no_regression_of_the_model_but_fails_the_gate(
         summary.add(broken)
         summary.reasons[broken.nodeid] = f"template error: {qid} raised (template line 3)"
 
-    BaselineGate(CiSettings(baseline=path)).settle(summary, None)
+    gate = BaselineGate(CiSettings(baseline=path))
+    assert gate.decide(summary, None) is False
 
-    found = summary.baseline
+    found = gate.diff
     assert found is not None and not found.passed
     assert (found.regressions, found.score_drops, found.fixed) == ([], [], [])
     assert found.errors == [

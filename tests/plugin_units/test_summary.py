@@ -1,13 +1,15 @@
-"""Run summary: pass rates, outcome counts, tokens, rubric statistics, the text and the gate."""
+"""Run summary: pass rates, outcome counts, tokens, rubric statistics, the text; the pass-rate
+gate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
-from typing import cast
 
 import pytest
 
+from pytest_karenina.plugin.controller import write_lines
+from pytest_karenina.plugin.gates.pass_rate import PassRateGate
+from pytest_karenina.plugin.gates.protocol import Gate, exit_status, junit_properties, run_lines
 from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.report.tallies import TraitStats
@@ -26,6 +28,10 @@ class FakeTerminal:
 
     def write_line(self, line: str) -> None:
         self.lines.append(line)
+
+    def write(self, summary: RunSummary, gates: list[Gate] | None = None) -> None:
+        """What the controller writes of ``summary`` and ``gates``."""
+        write_lines(self, run_lines(summary, gates or []))
 
 
 def _item(
@@ -150,7 +156,7 @@ def test_write_exact_lines() -> None:
     summary = _three_items()
     summary.add_skip("bench.jsonld::q4")
     terminal = FakeTerminal()
-    summary.write(terminal)
+    terminal.write(summary)
     assert terminal.lines == [
         "=== karenina summary ===",
         "pass rate 33.3% (1/3 items), 95% CI 6.1%-79.2%",
@@ -167,9 +173,9 @@ def test_write_with_rubric_and_gate() -> None:
         _item("q1", Outcome.PASS, tokens=(3, 1), checks=(CLARITY_HIGH, EXTRACTION)),
         _item("q2", Outcome.RUBRIC_FAIL, tokens=(2, 2), checks=(CLARITY_LOW,)),
     )
-    _gate(summary, pytest.ExitCode.TESTS_FAILED, 0.5)
+    _, gate = _decided(summary, pytest.ExitCode.TESTS_FAILED, 0.5)
     terminal = FakeTerminal()
-    summary.write(terminal)
+    terminal.write(summary, [gate])
     assert terminal.lines == [
         "=== karenina summary ===",
         "pass rate 50.0% (1/2 items), 95% CI 9.5%-90.5%",
@@ -190,7 +196,7 @@ def test_write_only_skips() -> None:
     summary = RunSummary()
     summary.add_skip("bench.jsonld::q1")
     terminal = FakeTerminal()
-    summary.write(terminal)
+    terminal.write(summary)
     assert terminal.lines[:3] == [
         "=== karenina summary ===",
         "pass rate n/a (0/0 items)",
@@ -201,33 +207,42 @@ def test_write_only_skips() -> None:
 def test_write_nothing_for_an_empty_run() -> None:
     """No payloads and no skips: no summary section at all."""
     terminal = FakeTerminal()
-    RunSummary().write(terminal)
+    terminal.write(RunSummary())
     assert terminal.lines == []
 
 
+def _decided(
+    summary: RunSummary, status: pytest.ExitCode, threshold: float, on: str = "point"
+) -> tuple[int, PassRateGate]:
+    """The exit status after the pass-rate gate, starting from ``status``, and the gate."""
+    gate = PassRateGate(threshold, on)
+    return int(exit_status(status, summary, None, [gate])), gate
+
+
 def _gate(summary: RunSummary, status: pytest.ExitCode, threshold: float | None) -> int:
-    """The exit status after the gate, starting from ``status``."""
-    session = SimpleNamespace(exitstatus=status)
-    summary.apply_gate(cast(pytest.Session, session), threshold)
-    return int(session.exitstatus)
+    """The exit status after the gate (none without a threshold), starting from ``status``."""
+    if threshold is None:
+        return int(exit_status(status, summary, None, []))
+    return _decided(summary, status, threshold)[0]
 
 
 def test_gate_met_turns_failures_into_success() -> None:
     """At or above the threshold the run exits OK even with failed items."""
     summary = _three_items()
-    assert _gate(summary, pytest.ExitCode.TESTS_FAILED, 0.3) == pytest.ExitCode.OK
-    assert summary.gate is not None
-    assert (summary.gate.threshold, summary.gate.passed) == (0.3, True)
-    assert summary.gate.pass_rate == pytest.approx(1 / 3)
-    assert summary.gate.describe() == "pass rate 33.3% >= 30.0%: gate passed"
+    status, gate = _decided(summary, pytest.ExitCode.TESTS_FAILED, 0.3)
+    assert status == pytest.ExitCode.OK
+    assert (gate.threshold, gate.passed) == (0.3, True)
+    assert gate.pass_rate == pytest.approx(1 / 3)
+    assert gate.describe() == "pass rate 33.3% >= 30.0%: gate passed"
 
 
 def test_gate_missed_fails_the_run() -> None:
     """Below the threshold the run fails, even when pytest saw no failures."""
     summary = _three_items()
-    assert _gate(summary, pytest.ExitCode.OK, 0.5) == pytest.ExitCode.TESTS_FAILED
-    assert summary.gate is not None and summary.gate.passed is False
-    assert summary.gate.describe() == "pass rate 33.3% < 50.0%: gate FAILED"
+    status, gate = _decided(summary, pytest.ExitCode.OK, 0.5)
+    assert status == pytest.ExitCode.TESTS_FAILED
+    assert gate.passed is False
+    assert gate.describe() == "pass rate 33.3% < 50.0%: gate FAILED"
 
 
 @pytest.mark.parametrize(
@@ -243,11 +258,11 @@ def test_no_gate_without_threshold_or_items() -> None:
     """No threshold, or no items: no gate and the status is left alone."""
     summary = _three_items()
     assert _gate(summary, pytest.ExitCode.TESTS_FAILED, None) == pytest.ExitCode.TESTS_FAILED
-    assert summary.gate is None
     empty = RunSummary()
     status = pytest.ExitCode.NO_TESTS_COLLECTED
-    assert _gate(empty, status, 0.5) == status
-    assert empty.gate is None
+    found, gate = _decided(empty, status, 0.5)
+    assert found == status
+    assert gate.passed is None and gate.lines() == [] and gate.junit_properties() == []
 
 
 def test_errors_count_against_the_rate() -> None:
@@ -261,14 +276,11 @@ def test_errors_count_against_the_rate() -> None:
 def test_gate_on_the_lower_bound_fails_a_rate_that_is_only_luck() -> None:
     """1 of 3 passed: 33.3% meets a 30% gate, the interval's lower bound (6.1%) does not."""
     summary = _three_items()
-    session = SimpleNamespace(exitstatus=pytest.ExitCode.TESTS_FAILED)
-    summary.apply_gate(cast(pytest.Session, session), 0.3, "lower")
-    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
-    assert summary.gate is not None and summary.gate.lower_bound == pytest.approx(0.0613, abs=1e-3)
-    assert summary.gate.describe() == (
-        "pass rate 33.3%, 95% CI lower bound 6.1% < 30.0%: gate FAILED"
-    )
-    assert dict(summary.suite_properties()) == {
+    status, gate = _decided(summary, pytest.ExitCode.TESTS_FAILED, 0.3, "lower")
+    assert status == pytest.ExitCode.TESTS_FAILED
+    assert gate.lower_bound == pytest.approx(0.0613, abs=1e-3)
+    assert gate.describe() == ("pass rate 33.3%, 95% CI lower bound 6.1% < 30.0%: gate FAILED")
+    assert dict(junit_properties(summary, [gate])) == {
         "karenina.pass_rate": "0.3333", "karenina.pass_rate_ci_low": "0.0615",
         "karenina.pass_rate_ci_high": "0.7923", "karenina.gate": "failed",
         "karenina.min_pass_rate": "0.3", "karenina.gate_on": "lower",

@@ -18,8 +18,6 @@ from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import replicate_numbers, scenarios_not_run
 from pytest_karenina.plugin.collect import ScenariosNotRunWarning
 from pytest_karenina.plugin.collect.question_hash import questions_digest
-from pytest_karenina.plugin.payload import ItemPayload
-from pytest_karenina.plugin.report.junit import user_properties
 from pytest_karenina.plugin.run.cost_cap import CostCapReached
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
@@ -194,6 +192,8 @@ class QuestionItem(pytest.Item):
         self.facts = NO_FACTS
         self.verdicts: list[Verdict] = []
         self.vote: ReplicateVote | None = None
+        self.cost_capped = False
+        """Setup skipped the item: the cost cap did not start its pipeline."""
 
     @property
     def has_rubric(self) -> bool:
@@ -210,12 +210,14 @@ class QuestionItem(pytest.Item):
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)
         if prefetcher is None:  # --setup-only / --setup-plan: nothing is asked of a model
             return
+        self.cost_capped = False
         try:
             run = prefetcher.result_of(self)
             self.results, self.facts = run.results, run.facts
         except StageListError as exc:
             raise PipelineError(str(exc)) from None
         except CostCapReached as exc:
+            self.cost_capped = True
             pytest.skip(str(exc))
         finally:
             logged = prefetcher.logs.take(self.nodeid)
@@ -233,7 +235,6 @@ class QuestionItem(pytest.Item):
         settings = self.config.stash[SETTINGS_KEY]
         if self.model_replicate.replicates:
             self.vote = vote(self.verdicts, settings.replicate_policy, settings.flaky)
-        self.user_properties.extend(user_properties(self.verdicts, self.vote, settings.ci.prices))
         # The pipeline's errors, and template code that raised (a broken benchmark).
         errors = [
             v.result
@@ -267,16 +268,6 @@ class QuestionItem(pytest.Item):
             pytest.skip(NO_VERDICT)
         if found.outcome is not Outcome.PASS:
             raise VerificationFailed(self.verdicts, self.facts, found.describe())
-
-    def payload(self, include_trace: bool) -> ItemPayload:
-        """What the reports learn about this item (after setup decided its verdicts)."""
-        return ItemPayload.of_verdicts(
-            nodeid=self.nodeid, question_id=self.question.id, question_text=self.question.text,
-            answering_model=self.model_replicate.answering.id or "",
-            replicate=self.model_replicate.replicate, facts=self.facts,
-            verdicts=self.verdicts, include_trace=include_trace, vote=self.vote,
-            prices=self.config.stash[SETTINGS_KEY].ci.prices,
-        )  # fmt: skip
 
     def repr_failure(
         self,

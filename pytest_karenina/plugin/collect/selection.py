@@ -9,7 +9,7 @@ that collects records it (the only process, or each xdist worker, which sends it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -45,20 +45,17 @@ def selected_everything(config: pytest.Config) -> bool:
     return bool(selection.get("selected", 0) == selection.get("collected", 0))
 
 
+def selected_nothing(selection: Mapping[str, int] | None) -> bool:
+    """Questions were collected and none of them was selected."""
+    found = selection or {}
+    return found.get("collected", 0) > 0 and found.get("selected", 0) == 0
+
+
 class SelectionPlugin:
-    """Keeps ``config.stash[SELECTION_KEY]`` on every process that needs it.
+    """Keeps ``config.stash[SELECTION_KEY]`` on every process that needs it."""
 
-    ``narrowed``: a shard or ``--karenina-changed-since`` may leave a run nothing to do,
-    which is then a success (exit 0, with ``note`` in the summary when given), not pytest's
-    "no tests collected" (5): a matrix job whose shard holds no question, or a pull request
-    that changed none, passes.
-    """
-
-    def __init__(self, config: pytest.Config, narrowed: bool = False, note: str | None = None):
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.narrowed = narrowed
-        self.note = note
-        self.empty = False
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         stash = self.config.stash
@@ -72,19 +69,10 @@ class SelectionPlugin:
         }
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        selection = self.config.stash.get(SELECTION_KEY, None) or {}
-        empty = selection.get("collected", 0) > 0 and selection.get("selected", 0) == 0
-        if self.narrowed and empty and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-            self.empty = True
-            session.exitstatus = pytest.ExitCode.OK
+    def pytest_sessionfinish(self) -> None:
         workeroutput = getattr(self.config, "workeroutput", None)
         if isinstance(workeroutput, dict) and SELECTION_KEY in self.config.stash:
             workeroutput[SELECTION_OUTPUT] = self.config.stash[SELECTION_KEY]
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.empty and self.note:
-            terminalreporter.write_line(self.note)
 
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         sent = getattr(node, "workeroutput", {}).get(SELECTION_OUTPUT)

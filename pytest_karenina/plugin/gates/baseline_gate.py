@@ -4,7 +4,7 @@ write the baseline from a whole run (``--karenina-baseline-update``)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,9 +18,11 @@ from pytest_karenina.plugin.gates.baseline import (
     read_baseline,
     write_baseline,
 )
-from pytest_karenina.plugin.gates.baseline_diff import diff
+from pytest_karenina.plugin.gates.baseline_diff import BaselineDiff, diff
 from pytest_karenina.plugin.options.ci_settings import CiSettings
+from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.safe_text import terminal_safe
 
 
 def partial_reason(
@@ -54,26 +56,21 @@ def partial_reason(
 
 
 def update_baseline(
-    summary: RunSummary, path: Path, current: dict[Key, BaselineEntry], partial: str | None
-) -> None:
-    """Write ``current`` to ``path`` unless the run was partial; the summary says which."""
+    path: Path, current: dict[Key, BaselineEntry], partial: str | None
+) -> tuple[str, bool]:
+    """Write ``current`` to ``path`` unless the run was partial: what became of the update,
+    and whether it was refused."""
     if partial is None and not current:
         partial = "no question reached the report"
     if partial is not None:
-        summary.baseline_refused = True
-        summary.baseline_note = f"karenina baseline {path.name}: not updated: {partial}"
-        return
+        return f"karenina baseline {path.name}: not updated: {partial}", True
     try:
         write_baseline(path, current)
     except OSError as exc:
-        summary.baseline_refused = True
-        summary.baseline_note = f"karenina baseline {path.name}: not written ({exc})"
-        return
+        return f"karenina baseline {path.name}: not written ({exc})", True
     verdicts = Counter(entry.verdict for entry in current.values())
     counts = ", ".join(f"{verdict} {n}" for verdict, n in sorted(verdicts.items()))
-    summary.baseline_note = (
-        f"karenina baseline {path.name}: written ({len(current)} entries: {counts})"
-    )
+    return f"karenina baseline {path.name}: written ({len(current)} entries: {counts})", False
 
 
 def error_reasons(summary: RunSummary) -> dict[Key, str]:
@@ -89,8 +86,10 @@ def error_reasons(summary: RunSummary) -> dict[Key, str]:
 
 class BaselineGate:
     """Reads the baseline when the run starts (a missing or broken file is a usage error;
-    an update reads it only to keep the entries of unchanged questions), then settles the
-    run against it."""
+    an update reads it only to keep the entries of unchanged questions), then decides the run
+    against it: compared, it fails on regressions only (and on errored items); updating, it
+    passes when the baseline was written and fails, whatever else happened, when the update
+    was refused."""
 
     def __init__(
         self,
@@ -104,6 +103,13 @@ class BaselineGate:
         self.settings = settings
         self.unchanged = unchanged
         self.entries: dict[Key, BaselineEntry] = {}
+        self.diff: BaselineDiff | None = None
+        """The run against the baseline, once compared."""
+        self.note: str | None = None
+        """What became of ``--karenina-baseline-update`` (written, or refused and why)."""
+        self.refused = False
+        self.reported = False
+        """Whether the run reported anything (its lines are part of the run's summary)."""
         path = settings.baseline
         reads = not settings.baseline_update or (unchanged and path is not None and path.exists())
         if path is not None and reads:
@@ -115,19 +121,24 @@ class BaselineGate:
             index, count = shard
             self.entries = {k: e for k, e in self.entries.items() if shard_of(k[0], count) == index}
 
-    def settle(self, summary: RunSummary, partial: str | None) -> None:
-        """Compare (``summary.baseline``) or update (``summary.baseline_note``)."""
+    @property
+    def strict(self) -> bool:
+        return self.settings.baseline_update
+
+    def decide(self, summary: RunSummary, partial: str | None) -> bool | None:
+        """Compare (:attr:`diff`) or update (:attr:`note`)."""
         path = self.settings.baseline
+        self.reported = bool(summary.payloads or summary.skipped)
         if path is None:
-            return
+            return None
         current = entries_of(summary.payloads.values(), summary.rubric_scores)
         kept = {key: e for key, e in self.entries.items() if key[0] in self.unchanged}
         if self.settings.baseline_update:
             lacking = len(self.unchanged - {key[0] for key in kept})
             if lacking and partial is None:
                 partial = f"{lacking} unchanged questions have no baseline entry to keep"
-            update_baseline(summary, path, {**kept, **current}, partial)
-            return
+            self.note, self.refused = update_baseline(path, {**kept, **current}, partial)
+            return not self.refused
         found = diff(
             path.name, self.entries, current, self.settings.score_tolerance,
             summary.lower_is_better, kept, error_reasons(summary),
@@ -138,4 +149,30 @@ class BaselineGate:
             for payload in summary.payloads.values()
             if payload.question_id is None
         ]
-        summary.baseline = found
+        self.diff = found
+        return found.passed
+
+    def headline(self) -> str | None:
+        return self.diff.lines()[0] if self.diff is not None else self.note
+
+    def details(self) -> Sequence[tuple[str, Sequence[str]]]:
+        found = self.diff
+        if found is None:
+            return []
+        return [
+            (f"Regressions against {found.name}", found.regressions + found.score_drops),
+            ("Errors (nothing measured: not a regression of the model)", found.errors),
+            ("Fixed", found.fixed),
+        ]
+
+    def lines(self) -> list[Line]:
+        if not self.reported:  # no summary to add to
+            return []
+        if self.diff is not None:
+            return [Line(terminal_safe(line)) for line in self.diff.lines()]
+        if self.note is not None:
+            return [Line(terminal_safe(self.note), red=self.refused)]
+        return []
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        return self.diff.suite_properties() if self.diff is not None else []

@@ -29,16 +29,17 @@ def compact_notice(config: pytest.Config, questions: int) -> list[str]:
     ]
 
 
-def compact_failure_summary(config: pytest.Config, questions: Collection[str]) -> None:
+def compact_failure_summary(config: pytest.Config, questions: Collection[str]) -> list[str]:
     """Switch to ``--tb=line`` when many of ``questions`` (node ids) failed and the user
-    chose no style."""
+    chose no style; the line that says so."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or not _tb_unchosen(config):
-        return
+        return []
     failed = sum(1 for report in reporter.stats.get("failed", ()) if report.nodeid in questions)
-    if failed > COMPACT_SUMMARY_FAILURES:
-        config.option.tbstyle = "line"
-        reporter.write_line(
-            f"karenina: {failed} failed questions: compact failure summary (--tb=line); "
-            "pass --tb=short for pytest's full layout"
-        )
+    if failed <= COMPACT_SUMMARY_FAILURES:
+        return []
+    config.option.tbstyle = "line"
+    return [
+        f"karenina: {failed} failed questions: compact failure summary (--tb=line); "
+        "pass --tb=short for pytest's full layout"
+    ]

@@ -3,7 +3,8 @@
 A full disk, a file system gone read-only or a path that vanished must not stop the run, nor
 the JUnit file and the HTML report written after it: the first failure is remembered, every
 result that could not be written is counted, writing goes on (the disk may free up), the
-export says it is incomplete, and the session reports it (a warning line, a non-zero exit).
+export says it is incomplete, and the session reports it (a warning line, a non-zero exit: the
+lost-export gate of :mod:`..gates.completeness`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.results.writer import ExportWriter, sidecar_path
 
 if sys.platform != "win32":
@@ -77,18 +79,25 @@ class ExportSink:
         if self.problem is None:  # the first failure says why; later ones are counted
             self.problem = f"{type(exc).__name__}: {exc}"
 
-    def report_lines(self) -> list[str]:
-        """What the terminal should say: an earlier run's results recovered, a failure."""
-        lines = []
-        if self.recovered is not None:
-            lines.append(
+    def failure(self) -> str | None:
+        """What the terminal says of a failed export (None when nothing failed); the
+        lost-export gate fails the run then (:class:`~..gates.completeness.LostExportGate`)."""
+        if self.problem is None:
+            return None
+        lost = f"; {self.lost} results not written" if self.lost else ""
+        return f"karenina: the export to {self.path} failed ({self.problem}){lost}"
+
+    def report_lines(self) -> list[Line]:
+        """What else the terminal should say: an earlier run's results recovered."""
+        if self.recovered is None:
+            return []
+        return [
+            Line(
                 f"karenina: an earlier run to {self.path.name} did not finish; its results are "
-                f"in {self.recovered}"
+                f"in {self.recovered}",
+                red=True,
             )
-        if self.problem is not None:
-            lost = f"; {self.lost} results not written" if self.lost else ""
-            lines.append(f"karenina: the export to {self.path} failed ({self.problem}){lost}")
-        return lines
+        ]
 
 
 class _ExclusiveRun:

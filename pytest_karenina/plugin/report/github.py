@@ -25,6 +25,7 @@ import pytest
 
 from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
+from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.safe_text import terminal_safe
 from pytest_karenina.plugin.verdict.outcome import Outcome
@@ -110,7 +111,9 @@ def _listed(title: str, entries: Sequence[str]) -> list[str]:
     return [*lines, ""]
 
 
-def job_summary(summary: RunSummary, title: str, status: int) -> str:
+def job_summary(
+    summary: RunSummary, title: str, status: int, gates: Sequence[GateStatement] = ()
+) -> str:
     """The Markdown job summary of a run that exits with ``status``."""
     overall = pass_rate(summary.payloads.values())
     verdict = "passed" if status == 0 else f"failed (exit {status})"
@@ -119,23 +122,17 @@ def job_summary(summary: RunSummary, title: str, status: int) -> str:
         lines += [f"Pass rate {markdown_text(overall.describe())}", ""]
     cost = summary.cost.lines()
     lines += [*(markdown_text(line) for line in cost), ""] if cost else []
-    lines += _gates(summary) + _models(summary) + _failures(summary) + _heaviest(summary)
+    lines += _gates(gates) + _models(summary) + _failures(summary) + _heaviest(summary)
     return "\n".join(lines) + "\n"
 
 
-def _gates(summary: RunSummary) -> list[str]:
-    gates = [f"karenina gate: {summary.gate.describe()}"] if summary.gate else []
-    if summary.baseline is not None:
-        gates.append(summary.baseline.lines()[0])
-    if summary.baseline_note:
-        gates.append(summary.baseline_note)
-    lines = [f"- {markdown_text(gate)}" for gate in gates] + ([""] if gates else [])
-    if summary.baseline is not None:
-        drops = summary.baseline.regressions + summary.baseline.score_drops
-        lines += _listed(f"Regressions against {summary.baseline.name}", drops)
-        lines += _listed("Errors (nothing measured: not a regression of the model)",
-                         summary.baseline.errors)  # fmt: skip
-        lines += _listed("Fixed", summary.baseline.fixed)
+def _gates(gates: Sequence[GateStatement]) -> list[str]:
+    headlines = [found for gate in gates if (found := gate.headline()) is not None]
+    lines = [f"- {markdown_text(headline)}" for headline in headlines]
+    lines += [""] if headlines else []
+    for gate in gates:
+        for title, entries in gate.details():
+            lines += _listed(title, entries)
     return lines
 
 
@@ -181,11 +178,13 @@ def _heaviest(summary: RunSummary) -> list[str]:
     return lines
 
 
-def github_output(summary: RunSummary, title: str, status: int, limit: int) -> list[str]:
+def github_output(
+    summary: RunSummary, title: str, status: int, limit: int, gates: Sequence[GateStatement] = ()
+) -> list[str]:
     """The annotation lines to print, after appending the job summary (and a line saying
     why that failed, if it did)."""
     lines = error_annotations(summary, limit)
-    problem = append_job_summary(job_summary(summary, title, status))
+    problem = append_job_summary(job_summary(summary, title, status, gates))
     return lines if problem is None else [*lines, problem]
 
 

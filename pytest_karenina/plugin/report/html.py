@@ -21,6 +21,8 @@ from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
+from pytest_karenina.plugin.report.statements import GateStatement
+from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 from pytest_karenina.rubrics.gates import TraitCheck
 
@@ -218,10 +220,15 @@ def add_extras(report: pytest.TestReport, payload: ItemPayload, include_trace: b
 
 
 class HtmlPlugin:
-    """pytest-html hooks on the reporting process."""
+    """pytest-html hooks on the reporting process; the run's summary and gates are the
+    controller's, handed over when the plugin is registered."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(
+        self, config: pytest.Config, summary: RunSummary, gates: Sequence[GateStatement] = ()
+    ) -> None:
         self.config = config
+        self.summary = summary
+        self.gates = gates
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         for offset, (column, title) in enumerate(COLUMNS):
@@ -268,9 +275,8 @@ class HtmlPlugin:
             metadata.update(environment(self.config))
 
     def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
-        controller = session.config.pluginmanager.get_plugin("karenina-controller")
-        summary = getattr(controller, "summary", None)
-        if summary is None or not summary.total:
+        summary = self.summary
+        if not summary.total:
             return
         rows = "".join(
             f"<tr><td>{_text(model)}</td><td>{rate.rate:.1%}</td>"
@@ -279,14 +285,12 @@ class HtmlPlugin:
         )
         overall = pass_rate(summary.payloads.values())
         interval = f", 95% CI {overall.low:.1%}-{overall.high:.1%}" if overall else ""
-        gate = summary.gate
+        headlines = [found for gate in self.gates if (found := gate.headline()) is not None]
         prefix.append(
             '<div class="karenina-summary">'
             f"<p><strong>karenina</strong> pass rate {summary.pass_rate:.1%} "
             f"({summary.passed}/{summary.total} items){interval}"
-            + (f"; gate: {_text(gate.describe())}" if gate is not None else "")
-            + "".join(f"; {_text(line)}" for line in summary.cost.lines())
-            + (f"; {_text(summary.baseline.lines()[0])}" if summary.baseline else "")
+            + "".join(f"; {_text(line)}" for line in [*summary.cost.lines(), *headlines])
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
             f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}</div>"

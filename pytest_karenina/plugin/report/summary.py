@@ -1,18 +1,15 @@
-"""Run-level aggregation on the reporting process: pass rates, outcome counts, tokens, gate."""
+"""Run-level aggregation on the reporting process: pass rates, outcome counts, tokens, rubric
+traits, cost; and the lines of the terminal summary that say them."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-import pytest
-
-from pytest_karenina.plugin.gates.baseline_diff import BaselineDiff
-from pytest_karenina.plugin.gates.pass_rate import PassRateGate
 from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
+from pytest_karenina.plugin.report.statements import Line, title
 from pytest_karenina.plugin.report.tallies import (
     AgentTally,
     CostTally,
@@ -29,12 +26,12 @@ from pytest_karenina.results.statistics import pass_at_k
 
 @dataclass
 class RunSummary:
-    """Payloads by node id (first one wins: a rerun item reports again) and the gate."""
+    """Payloads by node id (first one wins: a rerun item reports again), and what the run's
+    reports and gates read of them."""
 
     payloads: dict[str, ItemPayload] = field(default_factory=dict)
     """By node id, scalars only (:meth:`ItemPayload.for_summary`)."""
     skipped: set[str] = field(default_factory=set)
-    gate: PassRateGate | None = None
     other_failures: int = 0
     """Failed or errored reports that are not a question's verdict (plain tests, collection
     errors, teardown errors): the pass-rate gate never forgives them."""
@@ -56,11 +53,6 @@ class RunSummary:
     """Node id -> the item's mean numeric rubric values (for baselines)."""
     lower_is_better: set[str] = field(default_factory=set)
     """Rubric traits (and metric parts) whose lower values are the better ones."""
-    baseline: BaselineDiff | None = None
-    """The run against ``--karenina-baseline``; its gate fails on regressions only."""
-    baseline_note: str | None = None
-    """What became of ``--karenina-baseline-update`` (written, or refused and why)."""
-    baseline_refused: bool = False
     reasons: dict[str, str] = field(default_factory=dict)
     """Node id -> the first line of why a failed or errored item did not pass."""
 
@@ -126,51 +118,8 @@ class RunSummary:
             sum(p.output_tokens for p in self.payloads.values()),
         )
 
-    def apply_gate(
-        self, session: pytest.Session, threshold: float | None, on: str = "point"
-    ) -> None:
-        """Exit 0 at or above the threshold even with failed items, else 1 (errors count as
-        not passed). ``on="lower"`` compares the 95% interval's lower bound instead of the
-        rate. The baseline gate, when there is one, must pass too (:meth:`exit_status`)."""
-        if threshold is not None and self.total:
-            self.pass_rate_gate(threshold, on)
-        session.exitstatus = self.exit_status(session.exitstatus)
-
-    def pass_rate_gate(self, threshold: float, on: str = "point") -> None:
-        """Decide the pass-rate gate (:attr:`gate`), leaving the exit status alone."""
-        rate = self.pass_rate or 0.0
-        interval = pass_rate(self.payloads.values())
-        low = interval.low if on == "lower" and interval is not None else None
-        decided = sum(1 for payload in self.payloads.values() if not payload.category.is_error)
-        held_back = None
-        if self.other_failures:
-            held_back = f"{self.other_failures} failures outside the questions"
-        elif decided == 0:
-            held_back = "no question reached a verdict"
-        measured = rate if low is None else low
-        passed = measured >= threshold and not held_back
-        self.gate = PassRateGate(threshold, rate, passed, held_back, low)
-
-    def exit_status(self, status: int) -> int:
-        """The run's exit status once its gates have decided: with a pass-rate gate or a
-        baseline, OK when every gate passed (and nothing failed outside the questions), else
-        1. A refused baseline update, or items the cost cap did not start, make it 1.
-        Interrupted, usage-error and empty runs keep their status, and so does a run
-        without gates."""
-        if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            return status
-        if self.baseline_refused or self.cost.capped:
-            return pytest.ExitCode.TESTS_FAILED
-        gates = [gate.passed for gate in (self.gate, self.baseline) if gate is not None]
-        if self.baseline_note is not None and not self.baseline_refused:
-            gates.append(True)  # an accepted update: this run is the new baseline
-        if not gates or not self.total:
-            return status
-        ok = all(gates) and not self.other_failures
-        return pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
-
     def suite_properties(self) -> list[tuple[str, str]]:
-        """The run's JUnit suite properties: the pass rate and its 95% interval, the gate."""
+        """The run's JUnit suite properties: the pass rate and its 95% interval, the cost."""
         found: list[tuple[str, str]] = []
         rate = pass_rate(self.payloads.values())
         if rate is not None:
@@ -179,77 +128,62 @@ class RunSummary:
                 ("karenina.pass_rate_ci_low", f"{rate.low:.4f}"),
                 ("karenina.pass_rate_ci_high", f"{rate.high:.4f}"),
             ]
-        gate = self.gate
-        if gate is not None:
-            found += [
-                ("karenina.gate", "passed" if gate.passed else "failed"),
-                ("karenina.min_pass_rate", f"{gate.threshold:g}"),
-                ("karenina.gate_on", "point" if gate.lower_bound is None else "lower"),
-            ]
-        if self.baseline is not None:
-            found += self.baseline.suite_properties()
         return found + self.cost.properties()
 
-    def write(self, terminal: Any) -> None:
+    def lines(self) -> list[Line]:
+        """The terminal summary's karenina section (none when nothing was reported): pass
+        rates, outcomes, tokens, cost, deep judgment, agents, flaky items, pass@K, rubric
+        traits. The gates' lines follow it (:func:`~..gates.protocol.run_lines`)."""
         if not self.payloads and not self.skipped:
-            return
-        terminal.write_sep("=", "karenina summary")
+            return []
+        found = [title("karenina summary")]
         overall = pass_rate(self.payloads.values())
         if overall is None:
-            terminal.write_line("pass rate n/a (0/0 items)")
+            found.append(Line("pass rate n/a (0/0 items)"))
         else:
-            terminal.write_line(
+            found.append(Line(
                 f"pass rate {overall.rate:.1%} ({overall.passed}/{overall.total} items), "
                 f"95% CI {overall.low:.1%}-{overall.high:.1%}"
-            )
+            ))  # fmt: skip
         for model, rate in pass_rates_by_model(self.payloads.values()).items():
-            terminal.write_line(
-                terminal_safe(
-                    f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
-                    f"95% CI {rate.low:.1%}-{rate.high:.1%}"
-                )
+            text = (
+                f"  {model}: {rate.rate:.1%} ({rate.passed}/{rate.total}), "
+                f"95% CI {rate.low:.1%}-{rate.high:.1%}"
             )
+            found.append(Line(terminal_safe(text)))
         comparison = compare_models(self.payloads.values(), self.compare_to)
-        for line in comparison.lines() if comparison is not None else ():
-            terminal.write_line(terminal_safe(line))
+        found += [Line(terminal_safe(line)) for line in (comparison.lines() if comparison else ())]
         counts = self.categories()
         if self.skipped:
             counts["skipped"] = len(self.skipped)
-        terminal.write_line(
-            "outcomes: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
-        )
+        outcomes = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+        found.append(Line(f"outcomes: {outcomes}"))
         input_tokens, output_tokens = self.tokens()
-        terminal.write_line(f"tokens: {input_tokens} in, {output_tokens} out")
-        for line in self.cost.lines():
-            terminal.write_line(terminal_safe(line))
+        found.append(Line(f"tokens: {input_tokens} in, {output_tokens} out"))
+        found += [Line(terminal_safe(line)) for line in self.cost.lines()]
         if self.deep_judgment.judged:
-            terminal.write_line(terminal_safe(f"deep judgment: {self.deep_judgment.describe()}"))
+            found.append(Line(terminal_safe(f"deep judgment: {self.deep_judgment.describe()}")))
         if self.rubric_deep_judgment.judged:
-            line = f"rubric deep judgment: {self.rubric_deep_judgment.describe()}"
-            terminal.write_line(terminal_safe(line))
+            text = f"rubric deep judgment: {self.rubric_deep_judgment.describe()}"
+            found.append(Line(terminal_safe(text)))
         if self.agents.runs:
-            terminal.write_line(terminal_safe(self.agents.describe()))
+            found.append(Line(terminal_safe(self.agents.describe())))
         if self.flaky:
             flaky = terminal_safe(", ".join(self.flaky))
-            terminal.write_line(f"flaky: {len(self.flaky)} items ({flaky})")
+            found.append(Line(f"flaky: {len(self.flaky)} items ({flaky})"))
         estimate = self.pass_at_k()
         if estimate is not None:
-            terminal.write_line(estimate)
-
+            found.append(Line(estimate))
         rubric = self.rubric_stats()
         if rubric:
-            terminal.write_line("rubric traits:")
+            found.append(Line("rubric traits:"))
             for model, traits in sorted(rubric.items()):
-                terminal.write_line(f"  {terminal_safe(model)}:")
+                found.append(Line(f"  {terminal_safe(model)}:"))
                 for name, stats in traits.items():
-                    line = f"    {name} ({stats.kind}): {stats.describe()}"
-                    terminal.write_line(terminal_safe(line))
-        if self.gate is not None:
-            terminal.write_line(f"karenina gate: {self.gate.describe()}")
-        for line in self.baseline.lines() if self.baseline is not None else ():
-            terminal.write_line(terminal_safe(line))
-        if self.baseline_note is not None:
-            terminal.write_line(terminal_safe(self.baseline_note), red=self.baseline_refused)
+                    found.append(
+                        Line(terminal_safe(f"    {name} ({stats.kind}): {stats.describe()}"))
+                    )
+        return found
 
     def pass_at_k(self) -> str | None:
         """``pass@2 (unbiased estimate from 3 replicates): 83.3% over 4 items``, when the

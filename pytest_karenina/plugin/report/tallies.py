@@ -122,7 +122,7 @@ class AgentTally:
 @dataclass
 class CostTally:
     """USD spent over the run (items priced by the price table), the models without a
-    price, and the items the cost cap did not start."""
+    price, and the items the cost cap did not start (which its gate reports)."""
 
     answerer: float = 0.0
     judge: float = 0.0
@@ -146,8 +146,6 @@ class CostTally:
             if self.unpriced:
                 line += f"; no price for {', '.join(sorted(self.unpriced))}"
             found.append(line)
-        if self.capped:
-            found.append(f"karenina cost cap reached: {self.capped} items not started")
         return found
 
     def properties(self) -> list[tuple[str, str]]:

@@ -15,10 +15,14 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
+from pytest_karenina.checkpoint import Question
 from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayStore
 from pytest_karenina.pipeline.embedding import install_semantic_match
@@ -26,16 +30,15 @@ from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
-from pytest_karenina.plugin.collect.items import QuestionItem
-from pytest_karenina.plugin.options.settings import store_path
+from pytest_karenina.plugin.options.settings import Settings, store_path
 from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.run.flight_journal import FlightJournal
 from pytest_karenina.plugin.run.live_status import PipelineCounts
 from pytest_karenina.plugin.run.pipeline_logs import PipelineLogs
-from pytest_karenina.plugin.stash import CONFIG_KEY, SETTINGS_KEY
 from pytest_karenina.plugin.verdict.explain import StageListError
 from pytest_karenina.plugin.verdict.outcome import NO_FACTS, FieldFacts, field_facts
 from pytest_karenina.results import VerificationResult
+from pytest_karenina.rubrics.traits import Rubric
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,48 @@ class ItemRun:
     facts: FieldFacts
 
 
+class Replicates(Protocol):
+    """Which answering model and replicates an item runs."""
+
+    @property
+    def answering_index(self) -> int: ...
+
+    @property
+    def runs(self) -> tuple[int | None, ...]: ...
+
+
+class PrefetchItem(Protocol):
+    """What the prefetcher reads off an item: a ``collect.items.QuestionItem``, named here by
+    what it offers because ``run/`` stands below ``collect/``."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def ihook(self) -> Any: ...
+
+    @property
+    def runnable(self) -> bool: ...
+
+    @property
+    def question(self) -> Question: ...
+
+    @property
+    def model_replicate(self) -> Replicates: ...
+
+    @property
+    def global_rubric(self) -> Rubric | None: ...
+
+    @property
+    def dynamic_rubric(self) -> Rubric | None: ...
+
+    @property
+    def has_rubric(self) -> bool: ...
+
+
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
 
 
@@ -56,13 +101,15 @@ class Prefetcher:
     def __init__(
         self,
         config: pytest.Config,
+        settings: Settings,
+        vconfig: VerificationConfig,
         run_name: str | None = None,
         journal: FlightJournal | None = None,
     ) -> None:
         self.config = config
         self.journal = journal
-        self.settings = config.stash[SETTINGS_KEY]
-        self.vconfig = config.stash[CONFIG_KEY]
+        self.settings = settings
+        self.vconfig = vconfig
         self.run_name = run_name or f"pytest_{secrets.token_hex(4)}"
         self.replay: ReplayStore | None = None
         if self.settings.replay != "off":
@@ -85,7 +132,7 @@ class Prefetcher:
             self.cost_cap = CostCap(ci.max_cost, ci.prices, self.settings.workers)
 
     # --- scheduling -------------------------------------------------------------------------
-    def start(self, items: Iterable[QuestionItem]) -> None:
+    def start(self, items: Iterable[PrefetchItem]) -> None:
         """Queue the pipelines of ``items`` (in order) and start the worker threads."""
         templates: list[str] = []
         for item in items:
@@ -101,7 +148,7 @@ class Prefetcher:
             thread.start()
             self._threads.append(thread)
 
-    def _submit(self, item: QuestionItem) -> Future[ItemRun]:
+    def _submit(self, item: PrefetchItem) -> Future[ItemRun]:
         future: Future[ItemRun] = Future()
         self._futures[item.nodeid] = future
         try:
@@ -113,7 +160,7 @@ class Prefetcher:
         self.counts.queue()
         return future
 
-    def _prepare(self, item: QuestionItem) -> Callable[[], ItemRun]:
+    def _prepare(self, item: PrefetchItem) -> Callable[[], ItemRun]:
         """Build the item's stage list in the main thread (hooks run here) and its job."""
         stages = default_stages(self.vconfig, rubric=item.has_rubric)
         item.ihook.pytest_karenina_modify_stages(item=item, stages=stages)
@@ -161,7 +208,7 @@ class Prefetcher:
 
         return run
 
-    def _groups(self, item: QuestionItem) -> list[list[Task]]:
+    def _groups(self, item: PrefetchItem) -> list[list[Task]]:
         """Per replicate the item runs, one task per parsing model, all sharing that
         replicate's answer (models of the stack)."""
         combination = item.model_replicate
@@ -202,7 +249,7 @@ class Prefetcher:
                     self.cost_cap.settle(results)
 
     # --- results ----------------------------------------------------------------------------
-    def result_of(self, item: QuestionItem) -> ItemRun:
+    def result_of(self, item: PrefetchItem) -> ItemRun:
         """The item's results, waiting for them (an item not queued yet is queued now).
 
         The results are handed over, not kept: asked again (a rerun), the item runs again.
