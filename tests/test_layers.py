@@ -1,7 +1,9 @@
-"""The two wings and the engine's layers, read from the source: which package may import which.
+"""The two wings, the engine's layers and the plugin's rooms, read from the source: which
+package (or room of the plugin) may import which.
 
 Every import counts, function-local ones included; imports under ``if TYPE_CHECKING:`` do not
-(they never run). The root ``pytest_karenina/__init__.py`` (the lazy public API) is left out.
+(they never run), except for cycles: no cycle between modules, type-level imports included.
+The root ``pytest_karenina/__init__.py`` (the lazy public API) is left out.
 """
 
 from __future__ import annotations
@@ -32,6 +34,44 @@ ALLOWED: dict[str, set[str]] = {
 """Engine package -> the other packages of ``pytest_karenina`` it may import."""
 PYTEST_NAMES = {"pytest", "_pytest", "pluggy", "xdist", "pytest_html"}
 """Distributions only the plugin wing may import."""
+PLUGIN = f"{PACKAGE}.plugin"
+_BASE = {"stash", "hookspecs", "process", "stage_import_paths", "safe_text"}
+"""The plugin's lowest floor: they import nothing of the plugin at run time."""
+_STAGES = {"options", "payload", "verdict", "stash", "process", "safe_text"}
+PLUGIN_ALLOWED: dict[str, set[str]] = {
+    **{room: set() for room in _BASE},
+    "verdict": {"safe_text"},
+    "payload": {"verdict"},
+    "options": {"verdict"},
+    "report": set(_STAGES) - {"report"},
+    "run": set(_STAGES),
+    "collect": _STAGES | {"run"},
+    "gates": {"report", "collect", "options", "payload", "verdict", "safe_text"},
+    "runner": _STAGES | {"collect", "run", "report"},
+    "estimate": _STAGES | {"collect", "run", "report"},
+    "controller": _STAGES | {"collect", "run", "report", "gates"},
+    "cli": {"gates", "report", "options", "payload", "verdict", "safe_text"},
+    "activate": _STAGES | {"collect", "run", "report", "gates", "runner", "estimate", "controller"},
+    "__init__": {"activate", "collect", "hookspecs", "options", "stash", "stage_import_paths"},
+}
+"""Room of the plugin (a top-level module, or a sub-package) -> the rooms it may import, from
+the top floor down: the entry module (``__init__``) switches the plugin on through
+``activate``, which registers the role plugins (``runner``, ``controller``, ``estimate``);
+the controller asks the ``gates``, which read what ``report/`` computed of the items that
+``collect/`` made and ``run/`` ran; ``payload`` is the wire between the process that runs an
+item and the one that reports; ``options/`` and ``verdict/`` stand below them all."""
+ALLOWED_CYCLES: dict[frozenset[str], str] = {
+    frozenset({f"{PACKAGE}.config.rules", f"{PACKAGE}.config.verification"}): (
+        "type-level only: config/rules.py holds VerificationConfig's validators, which read "
+        "the config they check by its type"
+    ),
+    frozenset({f"{PACKAGE}.templates.base_answer", f"{PACKAGE}.templates.field_evaluation"}): (
+        "type-level only: templates/field_evaluation.py holds BaseAnswer's automatic verify(), "
+        "which reads the answer it checks by its type"
+    ),
+}
+"""Module cycles allowed, each with why (every one of them type-level only: run-time cycles
+are never allowed)."""
 
 
 @dataclass(frozen=True)
@@ -71,21 +111,24 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
-def _walk(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
+def _walk(nodes: Iterable[ast.AST], types: bool = False) -> Iterator[ast.AST]:
     """Every node under ``nodes``, skipping the body of ``if TYPE_CHECKING:`` (its ``else``
-    runs, so it is kept)."""
+    runs, so it is kept) unless ``types``."""
     for node in nodes:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not types:
             yield from _walk(node.orelse)
             continue
         yield node
-        yield from _walk(ast.iter_child_nodes(node))
+        yield from _walk(ast.iter_child_nodes(node), types)
 
 
-def imports_in(source: str, module: str, is_package: bool = False) -> list[Import]:
-    """The imports that run in ``source``, the text of ``module``."""
+def imports_in(
+    source: str, module: str, is_package: bool = False, types: bool = False
+) -> list[Import]:
+    """The imports that run in ``source``, the text of ``module`` (with ``types``, the
+    imports for type checkers too)."""
     found: list[Import] = []
-    for node in _walk(ast.parse(source).body):
+    for node in _walk(ast.parse(source).body, types):
         if isinstance(node, ast.Import):
             found.extend(Import(module, node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -96,9 +139,9 @@ def imports_in(source: str, module: str, is_package: bool = False) -> list[Impor
     return found
 
 
-def imports_of(path: Path) -> list[Import]:
+def imports_of(path: Path, types: bool = False) -> list[Import]:
     module, is_package = _module_name(path)
-    return imports_in(path.read_text(encoding="utf-8"), module, is_package)
+    return imports_in(path.read_text(encoding="utf-8"), module, is_package, types)
 
 
 def _package_of(dotted: str) -> str | None:
@@ -112,16 +155,17 @@ def _package_of(dotted: str) -> str | None:
     return ""
 
 
-def _all_imports() -> list[Import]:
+def _all_imports(types: bool = False) -> list[Import]:
     return [
         found
         for path in sorted(ROOT.rglob("*.py"))
         if path != ROOT / "__init__.py"
-        for found in imports_of(path)
+        for found in imports_of(path, types)
     ]
 
 
 IMPORTS = _all_imports()
+TYPED_IMPORTS = _all_imports(types=True)
 
 
 def _graph() -> dict[str, set[str]]:
@@ -213,24 +257,120 @@ def test_the_layers_have_no_cycle() -> None:
     assert _cycle(_graph()) == []
 
 
-def test_no_module_cycle() -> None:
-    """No import cycle between modules either (design, section 2: lazy imports included)."""
-    modules = {_module_name(path)[0] for path in ROOT.rglob("*.py")}
+MODULES = {_module_name(path)[0] for path in ROOT.rglob("*.py")}
 
-    def resolved(target: str) -> str | None:
-        parts = target.split(".")
-        for end in range(len(parts), 0, -1):
-            if ".".join(parts[:end]) in modules:
-                return ".".join(parts[:end])
-        return None
 
+def _resolved(target: str) -> str | None:
+    """The module of ``pytest_karenina`` a dotted import names (its longest prefix)."""
+    parts = target.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in MODULES:
+            return ".".join(parts[:end])
+    return None
+
+
+def _module_graph(imports: Iterable[Import]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for found in IMPORTS:
-        target = resolved(found.target)
+    for found in imports:
+        target = _resolved(found.target)
         if target not in (None, PACKAGE, found.module):
             graph.setdefault(found.module, set()).add(str(target))
+    return graph
+
+
+def test_no_module_cycle() -> None:
+    """No import cycle between modules either (design, section 2: lazy imports included)."""
+    graph = _module_graph(IMPORTS)
     assert len(graph) > 50
     assert _cycle(graph) == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The modules of each cycle of ``graph`` (strongly connected components of two or more)."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(node: str, edges: dict[str, set[str]], out: list[str]) -> None:
+        stack = [(node, iter(sorted(edges.get(node, ()))))]
+        seen.add(node)
+        while stack:
+            current, rest = stack[-1]
+            following = next((n for n in rest if n not in seen), None)
+            if following is None:
+                stack.pop()
+                out.append(current)
+            else:
+                seen.add(following)
+                stack.append((following, iter(sorted(edges.get(following, ())))))
+
+    nodes = set(graph) | {target for targets in graph.values() for target in targets}
+    for node in sorted(nodes):
+        if node not in seen:
+            visit(node, graph, order)
+    reverse: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        for target in targets:
+            reverse.setdefault(target, set()).add(source)
+    seen.clear()
+    found = []
+    for node in reversed(order):
+        if node not in seen:
+            component: list[str] = []
+            visit(node, reverse, component)
+            if len(component) > 1:
+                found.append(frozenset(component))
+    return found
+
+
+def test_no_module_cycle_of_type_level_imports() -> None:
+    """Imports for type checkers close no cycle either, but the ones allowed with a reason."""
+    assert _cycles({"a": {"b"}, "b": {"a", "c"}, "c": set()}) == [frozenset({"a", "b"})]
+    cycles = _cycles(_module_graph(TYPED_IMPORTS))
+    assert [sorted(cycle) for cycle in cycles if cycle not in ALLOWED_CYCLES] == []
+
+
+def _room_of(dotted: str) -> str | None:
+    """The room of the plugin a dotted name lies in (``__init__`` for the entry module);
+    None outside the plugin."""
+    if dotted != PLUGIN and not dotted.startswith(f"{PLUGIN}."):
+        return None
+    parts = dotted.split(".")
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def test_every_plugin_room_is_placed() -> None:
+    """A new top-level module or sub-package of the plugin must be placed in the map first."""
+    plugin = ROOT / "plugin"
+    rooms = {path.stem for path in plugin.glob("*.py")} | {
+        path.name for path in plugin.iterdir() if (path / "__init__.py").is_file()
+    }
+    assert rooms == set(PLUGIN_ALLOWED)
+    assert _cycle(PLUGIN_ALLOWED) == []
+
+
+def test_plugin_rooms_import_only_the_rooms_below() -> None:
+    """The plugin's internal direction: each room imports only the rooms its map allows,
+    function-local imports included."""
+    offending = []
+    for found in IMPORTS:
+        room, target = _room_of(found.module), _room_of(found.target)
+        if room is None or target is None or target == room:
+            continue
+        if target not in PLUGIN_ALLOWED[room]:
+            offending.append(f"{found} ({room} -> {target})")
+    assert offending == [], "\n".join(offending)
+
+
+def test_no_plugin_looks_another_up_by_name() -> None:
+    """The plugin's own plugins are handed what they need when they are registered
+    (``activate.py``); none finds another through the plugin manager."""
+    offending = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "plugin").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if 'get_plugin("karenina' in line or "get_plugin('karenina" in line
+    ]
+    assert offending == []
 
 
 def test_engine_never_imports_pytest() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 from importlib import import_module
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +78,34 @@ def test_public_api_is_lazy_and_complete() -> None:
     for name, module in pytest_karenina._LAZY.items():
         assert getattr(pytest_karenina, name) is getattr(import_module(module), name), name
     assert isinstance(pytest_karenina.__version__, str) and pytest_karenina.__version__
+
+
+def test_public_names_are_written_once() -> None:
+    """``__all__`` derives from the lazy map (no list of its own), and the ``TYPE_CHECKING``
+    block re-exports exactly the lazy names (``name as name``) from the modules the map names,
+    so that type checkers see what ``__getattr__`` serves."""
+    tree = ast.parse(Path(pytest_karenina.__file__).read_text(encoding="utf-8"))
+    (spelled,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    ]
+    assert not isinstance(spelled, ast.List | ast.Tuple | ast.Set)
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    ]
+    found: dict[str, str | None] = {}
+    for statement in block.body:
+        assert isinstance(statement, ast.ImportFrom)
+        for alias in statement.names:
+            assert alias.asname == alias.name, alias.name
+            found[alias.name] = statement.module
+    assert found == pytest_karenina._LAZY
 
 
 def _is_primitive(value: object) -> bool:
