@@ -90,6 +90,29 @@ def test_broken_templates_cost_only_their_own_items(
     ])  # fmt: skip
 
 
+def test_a_template_that_loops_as_it_loads_runs_once_under_the_runs_limit(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """The failure table reuses the pipeline's compiled template (or its error) instead of
+    running the template's code again under the default limit (10 s of a looping template)."""
+    scripted(openai_server)
+    path = copy_checkpoint(pytester)
+    runs = pytester.path / "runs.txt"
+    document = json.loads(path.read_text())
+    document["dataFeedElement"][0]["item"]["hasPart"]["text"] = (
+        f"with open({str(runs)!r}, 'a') as log:\n    log.write('ran\\n')\nwhile True:\n    pass\n"
+    )
+    path.write_text(json.dumps(document))
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-template-timeout=0.5",
+        "-k", "mq001",
+    )  # fmt: skip
+
+    result.assert_outcomes(errors=1)
+    assert runs.read_text().splitlines() == ["ran"]
+
+
 VERIFY_EXITS = "    def verify(self):\n        import os\n        os._exit(0)\n"
 VERIFY_SLEEPS = (
     "    def verify(self):\n        import time\n        time.sleep(600)\n        return True\n"

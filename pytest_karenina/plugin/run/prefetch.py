@@ -174,6 +174,7 @@ class Prefetcher:
         orchestrator = StageOrchestrator(stages)
         groups = self._groups(item)
         code = item.question.template_code
+        seconds = self.vconfig.template_time_limit
         workspace_root = self.settings.workspace_root or item.path.parent
 
         journal = self.journal
@@ -203,7 +204,7 @@ class Prefetcher:
             # items later, the bounded cache may have dropped it.
             template = results[0].template if results else None
             trace = template.raw_llm_response if template is not None else None
-            facts = field_facts(code, trace) if code.strip() else NO_FACTS
+            facts = field_facts(code, trace, seconds=seconds) if code.strip() else NO_FACTS
             return ItemRun(results, facts)
 
         return run

@@ -25,6 +25,7 @@ from pytest_karenina.results.classify import template_error
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.templates import TemplateError, compile_template
 from pytest_karenina.templates.primitives.base import TracePrimitive
+from pytest_karenina.templates.time_limit import DEFAULT_TEMPLATE_TIME_LIMIT
 
 if TYPE_CHECKING:
     from pytest_karenina.results import Failure, VerificationResult
@@ -206,11 +207,15 @@ NO_FACTS = FieldFacts()
 """Shared by every item without facts (before its pipeline ran, and after teardown)."""
 
 
-def field_facts(code: str, trace: str | None) -> FieldFacts:
+def field_facts(
+    code: str, trace: str | None, *, seconds: float | None = DEFAULT_TEMPLATE_TIME_LIMIT
+) -> FieldFacts:
     """The :class:`FieldFacts` of template ``code`` for the answer ``trace``; empty when the
-    template does not compile."""
+    template does not compile. ``seconds``: the run's ``template_time_limit``, which is part
+    of the compile cache's key, so the pipeline's compiled class (or error) is reused and the
+    template's code does not run again under another limit."""
     try:
-        answer_class = compile_template(code)
+        answer_class = compile_template(code, seconds=seconds)
     except TemplateError:
         return NO_FACTS
     checks = {
