@@ -30,5 +30,9 @@ RubricStrategy = Literal["batch", "sequential"]
 ReplayMode = Literal["off", "record", "replay", "strict"]
 """Record/replay of LLM calls: strict replays only and never opens a connection."""
 
+RunReplayMode = Literal["off", "record", "replay", "strict", "answers"]
+"""``--karenina-replay``: a :data:`ReplayMode` for every call, or ``answers``: answering
+calls strictly from the store, judge calls live (or through a judge store of their own)."""
+
 SupportedInterface = Literal["langchain", "openai_endpoint", "manual", "langchain_deep_agents"]
 """The model interfaces pytest-karenina runs (Karenina names more; see ``ModelConfig``)."""

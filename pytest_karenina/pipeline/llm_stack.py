@@ -10,7 +10,6 @@ the question and the replicate on the ports of its model pair
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +32,13 @@ from pytest_karenina.llm.secret_logs import scrub_logs
 from pytest_karenina.llm.service import LLMService
 from pytest_karenina.llm.transport import RetryingModel
 from pytest_karenina.pipeline.agent_stack import AgentFactory, build_agent, default_agent
+from pytest_karenina.pipeline.replay_sides import (
+    CountingAgent,
+    CountingModel,
+    LiveCalls,
+    ReplaySides,
+    Side,
+)
 from pytest_karenina.pipeline.retries import record_retry
 
 logger = logging.getLogger(__name__)
@@ -131,18 +137,27 @@ class LLMStack:
     once; tasks built from them find their ports by identity, built on first use. A model
     the stack did not stamp (a hand-built task) gets ports over the raw stack of an equal
     model, built once.
+
+    ``replay``: one store for every call, or :class:`~.replay_sides.ReplaySides` (a store
+    per side: answering calls and judge calls). The answering ports and agent of a pair go
+    through the answering side's store, the judge's ports and agent through the judge
+    side's, even when one model is both; a model's adapter and transport are built once.
     """
 
     def __init__(
         self,
         config: VerificationConfig,
         *,
-        replay: ReplayStore | None = None,
+        replay: ReplayStore | ReplaySides | None = None,
         adapter_factory: AdapterFactory | None = None,
         agent_factory: AgentFactory | None = None,
     ) -> None:
         self.config = config
-        self.replay = replay if replay is not None and replay.mode != "off" else None
+        self.sides = ReplaySides.of(replay)
+        self.replay = self.sides.answering
+        """The answering side's store (with one store for every call, that store)."""
+        self.live_calls = LiveCalls()
+        """How many calls each side sent to a live model."""
         self.adapter_factory = adapter_factory or default_adapter
         self.secrets = run_secrets(config)
         """What every reply, agent run, error, log record and recording of the run is
@@ -155,9 +170,11 @@ class LLMStack:
         # The stack holds these models, so their ids cannot be reused by other objects.
         self._own_ids = {id(model) for model in [*self.answering_models, *self.parsing_models]}
         self._lock = threading.Lock()
-        self._raw: dict[str, RawModel] = {}
-        self._agents: dict[str, AgentPort] = {}
+        self._raw: dict[tuple[Side, str], RawModel] = {}
+        self._agents: dict[tuple[Side, str], AgentPort] = {}
         self._adapters: list[RawModel] = []
+        self._adapter_of: dict[str, RawModel] = {}
+        self._transport_of: dict[str, RawModel] = {}
         self._pairs: dict[tuple[int, int], ModelPairLLMs] = {}
 
     def pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
@@ -197,23 +214,29 @@ class LLMStack:
         at_zero = parsing.model_copy(update={"temperature": 0.0})
         judge_agent = agent_tier(parsing.interface) == "deep_agent"
         return ModelPairLLMs(
-            answering=LLMService(self._raw_for(answering), native_structured=False),
-            judge=LLMService(self._raw_for(parsing), native_structured=native),
-            judge_checks=LLMService(self._raw_for(at_zero), native_structured=native),
-            answering_agent=self._agent_for(answering) if uses_agent(answering) else None,
-            judge_agent=self._agent_for(parsing) if judge_agent else None,
+            answering=LLMService(self._raw_for(answering, "answering"), native_structured=False),
+            judge=LLMService(self._raw_for(parsing, "judge"), native_structured=native),
+            judge_checks=LLMService(self._raw_for(at_zero, "judge"), native_structured=native),
+            answering_agent=(
+                self._agent_for(answering, "answering") if uses_agent(answering) else None
+            ),
+            judge_agent=self._agent_for(parsing, "judge") if judge_agent else None,
         )
 
-    def _agent_for(self, model: ModelConfig) -> AgentPort:
-        """The shared agent port of ``model`` (called with the lock held)."""
-        key = _model_key(model)
+    def _agent_for(self, model: ModelConfig, side: Side) -> AgentPort:
+        """The shared agent port of ``model`` on ``side`` (called with the lock held)."""
+        key = (side, _model_key(model))
         agent = self._agents.get(key)
         if agent is None:
             secrets = self._secrets_of(model)
-            if self.replay is not None:
-                self.replay.add_secrets(secrets)
-            live = functools.partial(self.agent_factory, model)
-            agent = self._agents[key] = build_agent(model, live, self.replay, secrets)
+            store = self.sides.store(side)
+            if store is not None:
+                store.add_secrets(secrets)
+
+            def live() -> AgentPort:
+                return CountingAgent(self.agent_factory(model), self.live_calls, side)
+
+            agent = self._agents[key] = build_agent(model, live, store, secrets)
         return agent
 
     def _secrets_of(self, model: ModelConfig) -> list[str]:
@@ -223,20 +246,23 @@ class LLMStack:
             scrub_logs(own)
         return [*self.secrets, *own]
 
-    def _raw_for(self, model: ModelConfig) -> RawModel:
-        """The shared raw stack of ``model`` (called with the lock held)."""
-        key = _model_key(model)
+    def _raw_for(self, model: ModelConfig, side: Side) -> RawModel:
+        """The shared raw stack of ``model`` on ``side`` (called with the lock held)."""
+        key = (side, _model_key(model))
         stack = self._raw.get(key)
         if stack is None:
-            stack = self._raw[key] = self._build_raw(model)
+            stack = self._raw[key] = self._build_raw(model, side)
         return stack
 
-    def _build_raw(self, model: ModelConfig) -> RawModel:
-        adapter = self.adapter_factory(model)
-        self._adapters.append(adapter)
+    def _build_raw(self, model: ModelConfig, side: Side) -> RawModel:
+        key = _model_key(model)
+        adapter = self._adapter_of.get(key)
+        if adapter is None:
+            adapter = self._adapter_of[key] = self.adapter_factory(model)
+            self._adapters.append(adapter)
         # Manual answers are local already, and they depend on the question id,
         # which is not part of a replay key.
-        replay = self.replay if model.interface != "manual" else None
+        replay = self.sides.store(side) if model.interface != "manual" else None
         secrets = self._secrets_of(model)
         if replay is not None:
             replay.add_secrets(secrets)
@@ -244,9 +270,17 @@ class LLMStack:
                 # No transport at all: strict replay cannot open a connection, and a miss
                 # is a ReplayMiss naming the question and the call kind.
                 return ReplayingModel(None, replay, identity=adapter.replay_identity)
+        transport = self._transport_of.get(key)
+        if transport is None:
+            transport = self._transport_of[key] = self._transport(model, adapter, secrets)
+        live = CountingModel(transport, self.live_calls, side)
+        return ReplayingModel(live, replay) if replay is not None else live
+
+    def _transport(self, model: ModelConfig, adapter: RawModel, secrets: list[str]) -> RawModel:
+        """``adapter`` under ``model``'s limits and retries: one per model, both sides."""
         limit = model.max_concurrent_requests or self.config.max_concurrent_requests
         rate = model.requests_per_minute or self.config.requests_per_minute
-        stack: RawModel = RetryingModel(
+        return RetryingModel(
             adapter,
             model.retry_policy,
             timeout=model.request_timeout,
@@ -257,7 +291,6 @@ class LLMStack:
             error_patterns=self.config.custom_error_patterns,
             on_retry=record_retry,
         )
-        return ReplayingModel(stack, replay) if replay is not None else stack
 
     def stats(self) -> dict[str, Any]:
         return self.replay.stats() if self.replay is not None else {}

@@ -149,7 +149,9 @@ class RunnerPlugin:
         self.config.stash[HEAP_KEY].settle(len(session.items))
         if prefetcher.replay is None:
             return
-        usage = store_usage(prefetcher.replay, selected_everything(self.config))
+        usage = store_usage(
+            prefetcher.replay, selected_everything(self.config), prefetcher.judge_usage()
+        )
         workeroutput = getattr(self.config, "workeroutput", None)
         if isinstance(workeroutput, dict):
             workeroutput[REPLAY_USAGE_OUTPUT] = usage

@@ -17,6 +17,7 @@ from pytest_karenina.config.choices import (
     GateOn,
     ReplayMode,
     RubricStrategy,
+    RunReplayMode,
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
@@ -35,7 +36,8 @@ from pytest_karenina.plugin.options.settings import Settings
 CHOICES: dict[str, Any] = {
     "mode": EvaluationMode,
     "interface": SupportedInterface,
-    "replay": ReplayMode,
+    "replay": RunReplayMode,
+    "judge-replay": ReplayMode,
     "html-trace": HtmlTrace,
     "rubric-strategy": RubricStrategy,
     "deep-judgment": DeepJudgmentMode,
@@ -101,6 +103,7 @@ def test_literal_values() -> None:
     """The value sets themselves (a change here is a change of the CLI)."""
     assert get_args(EvaluationMode) == ("template_only", "template_and_rubric", "rubric_only")
     assert get_args(ReplayMode) == ("off", "record", "replay", "strict")
+    assert get_args(RunReplayMode) == ("off", "record", "replay", "strict", "answers")
     assert get_args(SupportedInterface) == (
         "langchain", "openai_endpoint", "manual", "langchain_deep_agents",
     )  # fmt: skip
@@ -121,7 +124,8 @@ def test_settings_field_types() -> None:
     assert hints["mode"] == EvaluationMode | None
     assert hints["interface"] == SupportedInterface | None
     assert hints["rubric_strategy"] == RubricStrategy | None
-    assert hints["replay"] == ReplayMode
+    assert hints["replay"] == RunReplayMode
+    assert hints["judge_replay"] == ReplayMode
     assert hints["html_trace"] == HtmlTrace
 
 

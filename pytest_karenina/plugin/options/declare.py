@@ -22,6 +22,7 @@ from pytest_karenina.config.choices import (
     GateOn,
     ReplayMode,
     RubricStrategy,
+    RunReplayMode,
     SupportedInterface,
 )
 from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
@@ -87,12 +88,25 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("concurrency", "Pipelines run at once in each process (default 8)", metavar="N"),
     Option(
         "replay",
-        "Record/replay of LLM calls (default off; strict when a model's API key is missing)",
+        "Record/replay of LLM calls (default off; strict when a model's API key is missing); "
+        "answers: answering calls strictly from the store, judge calls live",
+        metavar="MODE",
+        choices=get_args(RunReplayMode),
+    ),
+    Option(
+        "replay-store", "Replay store file (default: <checkpoint>.replay.jsonl)", metavar="PATH"
+    ),
+    Option(
+        "judge-replay",
+        "With --karenina-replay answers: record/replay of the judge calls in a store of their "
+        "own (default off: live; replay when --karenina-judge-replay-store is given)",
         metavar="MODE",
         choices=get_args(ReplayMode),
     ),
     Option(
-        "replay-store", "Replay store file (default: <checkpoint>.replay.jsonl)", metavar="PATH"
+        "judge-replay-store",
+        "The judge calls' store (default: <checkpoint>.judge.replay.jsonl)",
+        metavar="PATH",
     ),
     Option(
         "replay-prune",

@@ -22,12 +22,21 @@ from pytest_karenina.config.choices import (
     GateOn,
     ReplayMode,
     RubricStrategy,
+    RunReplayMode,
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.provider_keys import models_without_keys
 from pytest_karenina.plugin.options.ci_settings import CiSettings, resolve_ci_settings
 from pytest_karenina.plugin.options.declare import CORE_OPTIONS, HtmlTrace
+from pytest_karenina.plugin.options.replay_settings import (
+    JUDGE_STORE_SUFFIX,
+    STORE_SUFFIX,
+    check_store,
+    default_store,
+    judge_key_note,
+    judge_replay_mode,
+)
 from pytest_karenina.plugin.options.results_path import check_results_path
 from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value
 from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy, ReplicatePolicyError
@@ -64,7 +73,9 @@ class Settings:
     embedding_check_threshold: float | None
     concurrency: int
     """Pipelines run at once per process."""
-    replay: ReplayMode
+    replay: RunReplayMode
+    """The replay mode; ``answers``: answering calls strictly from the store (see
+    :attr:`store_mode`), judge calls per :attr:`judge_replay`."""
     replay_store: Path | None
     workspace_root: Path | None
     """Agentic parsing's workspace root (None: each checkpoint's directory)."""
@@ -80,6 +91,10 @@ class Settings:
     """Why the replay mode was chosen for the user (shown in the report header)."""
     replay_prune: bool = False
     """Drop store entries the run did not use, at the end of a run."""
+    judge_replay: ReplayMode = "off"
+    """With ``replay`` answers: the mode of the judge calls' own store (off: live calls)."""
+    judge_replay_store: Path | None = None
+    """The judge calls' store (None: ``<checkpoint>.judge.replay.jsonl``)."""
     llm_timeout: float | None = None
     """Total seconds per LLM call (None: the config's ``max_call_seconds``)."""
     request_timeout: float | None = None
@@ -107,6 +122,11 @@ class Settings:
     ci: CiSettings = dataclasses.field(default_factory=CiSettings)
     """Baselines and CI output."""
 
+    @property
+    def store_mode(self) -> ReplayMode:
+        """The replay store's mode: ``answers`` reads it strictly."""
+        return "strict" if self.replay == "answers" else self.replay
+
     def rubric_gating(self, mode: EvaluationMode) -> bool:
         """Whether rubric traits take part in verdicts under evaluation ``mode``: always in
         rubric_only, in template_and_rubric with --karenina-rubric-gate, never otherwise."""
@@ -115,7 +135,10 @@ class Settings:
     def with_default_replay(self, vconfig: VerificationConfig) -> Settings:
         """Strict replay when no replay mode was given and some model lacks its API key in
         the environment: a CI job without keys replays its recordings instead of failing
-        on every call."""
+        on every call. In answers mode, a note when the live judge has no key."""
+        if self.replay == "answers":
+            note = judge_key_note(self.replay, self.judge_replay, vconfig.stamped_models()[1])
+            return dataclasses.replace(self, replay_note=note) if note else self
         if self.replay_chosen:
             return self
         answering, parsing = vconfig.stamped_models()
@@ -191,6 +214,16 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     results = path("results")
     if results is not None:
         check_results_path(results, checkpoints)
+    replay = cast("RunReplayMode", raw["replay"] or "off")
+    replay_store = path("replay-store")
+    answers_store = replay_store or default_store(checkpoints, STORE_SUFFIX)
+    if replay != "off":
+        check_store("--karenina-replay-store", answers_store)
+    judge_store = path("judge-replay-store")
+    judge_replay = judge_replay_mode(
+        replay, cast("ReplayMode | None", raw["judge-replay"]), judge_store, checkpoints,
+        answers_store, bool(flag("replay-prune")),
+    )  # fmt: skip
     return Settings(
         checkpoints=checkpoints,
         preset=preset,
@@ -210,10 +243,12 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         embedding_check_model=raw["embedding-check-model"],
         embedding_check_threshold=threshold,
         concurrency=number("concurrency", int, 1) or DEFAULT_CONCURRENCY,
-        replay=cast("ReplayMode", raw["replay"] or "off"),
+        replay=replay,
         replay_chosen=raw["replay"] is not None,
         replay_prune=bool(flag("replay-prune")),
-        replay_store=path("replay-store"),
+        replay_store=replay_store,
+        judge_replay=judge_replay,
+        judge_replay_store=judge_store,
         workspace_root=path("workspace-root"),
         results=results,
         html_trace=cast("HtmlTrace", raw["html-trace"] or "failed"),
@@ -249,8 +284,14 @@ def store_path(settings: Settings) -> Path:
     """``--karenina-replay-store``, else ``<first checkpoint>.replay.jsonl`` beside it."""
     if settings.replay_store is not None:
         return settings.replay_store
-    first = settings.checkpoints[0] if settings.checkpoints else Path("karenina")
-    return first.with_name(first.stem + ".replay.jsonl")
+    return default_store(settings.checkpoints, STORE_SUFFIX)
+
+
+def judge_store_path(settings: Settings) -> Path:
+    """``--karenina-judge-replay-store``, else ``<first checkpoint>.judge.replay.jsonl``."""
+    if settings.judge_replay_store is not None:
+        return settings.judge_replay_store
+    return default_store(settings.checkpoints, JUDGE_STORE_SUFFIX)
 
 
 def _xdist_workers(config: pytest.Config) -> int:

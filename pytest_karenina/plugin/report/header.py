@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.options.settings import Settings, judge_store_path
 
 
 def _names(models: list[ModelConfig]) -> str:
@@ -16,7 +16,13 @@ def header_lines(settings: Settings, vconfig: VerificationConfig, distributed: b
     answering, parsing = vconfig.stamped_models()
     replay: str = settings.replay
     if replay != "off":
-        replay += f" ({settings.replay_store.name if settings.replay_store else 'default store'})"
+        store = settings.replay_store.name if settings.replay_store else "default store"
+        judge = ""
+        if replay == "answers" and settings.judge_replay == "off":
+            judge = "; judge live"
+        elif replay == "answers":
+            judge = f"; judge {settings.judge_replay} {judge_store_path(settings).name}"
+        replay += f" ({store}{judge})"
     lines = [
         f"karenina: answering {_names(answering)}; parsing {_names(parsing)}",
         f"karenina: mode {vconfig.evaluation_mode}, replicates {vconfig.replicate_count}, "

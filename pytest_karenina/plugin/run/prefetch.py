@@ -28,9 +28,10 @@ from pytest_karenina.llm.replay import ReplayStore
 from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
+from pytest_karenina.pipeline.replay_sides import ReplaySides
 from pytest_karenina.pipeline.run import Task, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
-from pytest_karenina.plugin.options.settings import Settings, store_path
+from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
 from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.run.flight_journal import FlightJournal
 from pytest_karenina.plugin.run.live_status import PipelineCounts
@@ -112,14 +113,23 @@ class Prefetcher:
         self.vconfig = vconfig
         self.run_name = run_name or f"pytest_{secrets.token_hex(4)}"
         self.replay: ReplayStore | None = None
+        """The store of the answering calls (and of every call, but in answers mode)."""
+        self.judge_replay: ReplayStore | None = None
+        """Answers mode: the judge calls' own store (None: they are live)."""
         if self.settings.replay != "off":
-            self.replay = ReplayStore(store_path(self.settings), self.settings.replay)
+            self.replay = ReplayStore(store_path(self.settings), self.settings.store_mode)
+        stores: ReplayStore | ReplaySides | None = self.replay
+        if self.settings.replay == "answers":
+            if self.settings.judge_replay != "off":
+                path = judge_store_path(self.settings)
+                self.judge_replay = ReplayStore(path, self.settings.judge_replay)
+            stores = ReplaySides(self.replay, self.judge_replay)
 
         def adapter(model: ModelConfig) -> RawModel:
             made = config.hook.pytest_karenina_make_adapter(config=config, model=model)
             return made if made is not None else default_adapter(model)
 
-        self.llm = LLMStack(self.vconfig, replay=self.replay, adapter_factory=adapter)
+        self.llm = LLMStack(self.vconfig, replay=stores, adapter_factory=adapter)
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._futures: dict[str, Future[ItemRun]] = {}
         self._threads: list[threading.Thread] = []
@@ -130,6 +140,18 @@ class Prefetcher:
         self.cost_cap = None
         if ci.max_cost is not None and ci.prices is not None:
             self.cost_cap = CostCap(ci.max_cost, ci.prices, self.settings.workers)
+
+    def judge_usage(self) -> dict[str, Any] | None:
+        """Answers mode: the judge side's live calls and store use (JSON-native, for the
+        replay usage report); None in the other modes."""
+        if self.settings.replay != "answers":
+            return None
+        store = self.judge_replay
+        return {
+            "live": self.llm.live_calls.of("judge"),
+            "used": sorted(store.used_keys()) if store is not None else [],
+            "added": store.stats()["added"] if store is not None else 0,
+        }
 
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[PrefetchItem]) -> None:
@@ -276,6 +298,7 @@ class Prefetcher:
         self.logs.uninstall()
         if self.journal is not None:
             self.journal.close()
-        if self.replay is not None:
-            self.replay.compact()
+        for store in (self.replay, self.judge_replay):
+            if store is not None:
+                store.compact()
         self.llm.close()

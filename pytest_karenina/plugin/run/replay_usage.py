@@ -5,6 +5,10 @@ workers through ``workeroutput``); the reporting process adds them up, compares 
 file and, with ``--karenina-replay-prune``, drops the entries nobody used. Pruning needs a
 complete run: every collected question selected and nothing stopped early, or the entries of
 questions that did not run would go too.
+
+With ``--karenina-replay answers`` the store answers the answering calls only: the summary
+counts the answers it gave, and the judge calls apart (live, and through the judge store
+when there is one).
 """
 
 from __future__ import annotations
@@ -15,17 +19,23 @@ from typing import Any
 import pytest
 
 from pytest_karenina.llm.replay import ReplayStore
-from pytest_karenina.plugin.options.settings import Settings, store_path
+from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
 from pytest_karenina.plugin.stash import CONFIG_KEY, REPLAY_USAGE_OUTPUT
 
 
-def store_usage(store: ReplayStore, full_selection: bool) -> dict[str, Any]:
-    """What one process tells the reporting process (JSON-native, for ``workeroutput``)."""
-    return {
+def store_usage(
+    store: ReplayStore, full_selection: bool, judge: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What one process tells the reporting process (JSON-native, for ``workeroutput``);
+    ``judge``: in answers mode, the judge side's live calls and judge store use."""
+    usage = {
         "used": sorted(store.used_keys()),
         "added": store.stats()["added"],
         "full_selection": full_selection,
     }
+    if judge is not None:
+        usage["judge"] = judge
+    return usage
 
 
 @dataclass(eq=False)  # a plugin object: registered by identity, so hashable
@@ -39,12 +49,20 @@ class ReplayUsageReport:
     full_selection: bool = True
     reports: int = 0
     lines: list[str] = field(default_factory=list)
+    judge_live: int = 0
+    judge_used: set[str] = field(default_factory=set)
+    judge_added: int = 0
 
     def add(self, usage: dict[str, Any]) -> None:
         self.used.update(usage.get("used") or ())
         self.added += int(usage.get("added") or 0)
         self.full_selection = self.full_selection and bool(usage.get("full_selection"))
         self.reports += 1
+        judge = usage.get("judge")
+        if isinstance(judge, dict):
+            self.judge_live += int(judge.get("live") or 0)
+            self.judge_used.update(judge.get("used") or ())
+            self.judge_added += int(judge.get("added") or 0)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -58,11 +76,41 @@ class ReplayUsageReport:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.reports == 0:
             return  # nothing ran here or in any worker (e.g. --collect-only)
-        store = ReplayStore(store_path(self.settings), self.settings.replay)
+        store = ReplayStore(store_path(self.settings), self.settings.store_mode)
+        judge = None
+        if self.settings.replay == "answers" and self.settings.judge_replay != "off":
+            judge = ReplayStore(judge_store_path(self.settings), self.settings.judge_replay)
         try:
-            self._account(session, exitstatus, store)
+            if self.settings.replay == "answers":
+                self._account_answers(store, judge)
+            else:
+                self._account(session, exitstatus, store)
         finally:
-            store.remove_lock_file()  # every process of the run is done with the store
+            for used in (store, judge):  # every process of the run is done with the stores
+                if used is not None:
+                    used.remove_lock_file()
+
+    def _account_answers(self, store: ReplayStore, judge: ReplayStore | None) -> None:
+        """Answers mode: the answers the store gave, and the judge calls (never pruned)."""
+        try:
+            stored = store.stored_keys()
+            judge_stored = judge.stored_keys() if judge is not None else set()
+        except OSError as exc:
+            self.lines.append(f"karenina replay: cannot read a store: {exc}")
+            return
+        self.lines.append(
+            f"karenina replay: answers: {len(self.used & stored)} entries used of "
+            f"{len(stored)} in {store.path.name} (strict){self._replicates_note()}"
+        )
+        live = f"karenina replay: judge: {self.judge_live} calls live"
+        if judge is None:
+            self.lines.append(f"{live}, not recorded")
+            return
+        unused = judge_stored - self.judge_used
+        self.lines.append(
+            f"{live}; {judge.path.name} ({judge.mode}): {len(self.judge_used & judge_stored)} "
+            f"entries used, {self.judge_added} added, {len(unused)} unused of {len(judge_stored)}"
+        )
 
     def _account(self, session: pytest.Session, exitstatus: int, store: ReplayStore) -> None:
         """Report used / added / unused entries, and prune when asked and allowed."""
