@@ -6,6 +6,9 @@ use); an item that meets an unrecorded call is *unknown* and estimated at the me
 known items. No item is reported as passed or failed: the run prints the estimate and exits
 0 (4 without a replay store; the estimate runs in one process, not under ``-n``). It writes
 nothing: no export, baseline, store pruning or GitHub output, and the cost cap is off.
+
+With ``--karenina-replay answers`` a run sends only its judge calls: the estimate counts those
+(every one as live, with the usage the store recorded for it) and none of the answers.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pytest_karenina.plugin.payload import tokens
 from pytest_karenina.plugin.process import ProcessRole
 from pytest_karenina.plugin.stash import PREFETCHER_KEY
 from pytest_karenina.results import VerificationResult
-from pytest_karenina.results.cost import Cost, PriceTable, results_cost
+from pytest_karenina.results.cost import ANSWER_STAGE, Cost, PriceTable, results_cost
 
 
 @dataclass
@@ -63,6 +66,20 @@ class Usage:
         return text
 
 
+def _answered(results: Iterable[VerificationResult]) -> bool:
+    """Every result has its answer (answers mode: the store had it)."""
+    return all(r.template is not None and r.template.raw_llm_response for r in results)
+
+
+def judge_tokens(result: VerificationResult) -> tuple[int, int]:
+    """``(input, output)`` tokens of the judge calls of ``result`` (all but the answer's)."""
+    usage = (result.template.usage_metadata if result.template else None) or {}
+    answer = usage.get(ANSWER_STAGE) or {}
+    total_in, total_out = tokens(result)
+    return (total_in - int(answer.get("input_tokens") or 0),
+            total_out - int(answer.get("output_tokens") or 0))  # fmt: skip
+
+
 def _recorded(results: Iterable[VerificationResult]) -> bool:
     """Every call of these results was answered from the store."""
     failures = [result.metadata.failure for result in results]
@@ -73,9 +90,13 @@ class EstimatePlugin:
     """Runs the selected items' pipelines offline and prints the estimate instead of
     running the items."""
 
-    def __init__(self, prices: PriceTable | None, store_name: str) -> None:
+    def __init__(
+        self, prices: PriceTable | None, store_name: str, judge_only: bool = False
+    ) -> None:
         self.prices = prices
         self.store_name = store_name
+        self.judge_only = judge_only
+        """Answers mode: count the judge calls only (the answers come from the store)."""
         self.lines: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)
@@ -84,19 +105,29 @@ class EstimatePlugin:
         items = question_items(session.items)
         if prefetcher is None:  # --collect-only and friends: nothing to estimate
             return True
-        known, unknown = Usage(), 0
+        known, unknown, unanswered = Usage(), 0, 0
         for item in items:
             results = self._results(prefetcher, item)
+            if self.judge_only and results is not None and not _answered(results):
+                unanswered += 1  # error:replay in answers mode, which sends nothing for it
+                continue
             if results is None or not _recorded(results):
                 unknown += 1
                 continue
-            counted = [tokens(result) for result in results]
+            count = judge_tokens if self.judge_only else tokens
+            counted = [count(result) for result in results]
             tokens_in, tokens_out = sum(t[0] for t in counted), sum(t[1] for t in counted)
             cost = results_cost(results, self.prices) if self.prices else Cost()
+            if self.judge_only:
+                cost = Cost(0.0, cost.judge, cost.unpriced)
             known = known.plus(Usage(1, 0, tokens_in, tokens_out, cost))
-        if prefetcher.replay is not None:
-            known.calls = len(prefetcher.replay.used_keys())
+        store = prefetcher.judge_replay if self.judge_only else prefetcher.replay
+        if store is not None:
+            known.calls = len(store.used_keys())
         self.lines = self._describe(len(items), known, unknown)
+        if unanswered:
+            self.lines.insert(1, f"  {unanswered} without a recorded answer (error:replay "
+                                 "in answers mode, no judge call)")  # fmt: skip
         return True
 
     @staticmethod
@@ -108,8 +139,12 @@ class EstimatePlugin:
 
     def _describe(self, items: int, known: Usage, unknown: int) -> list[str]:
         priced = self.prices is not None
+        what, run = "a live run", "a live run"
+        if self.judge_only:
+            what = "the judge calls of --karenina-replay answers, all live"
+            run = "its judge calls"
         lines = [
-            f"karenina estimate of a live run (from {self.store_name}; no call was sent): "
+            f"karenina estimate of {what} (from {self.store_name}; no call was sent): "
             f"{items} items, {known.items} fully recorded, {unknown} not"
         ]
         if known.items:
@@ -122,7 +157,7 @@ class EstimatePlugin:
                          "to estimate the rest")  # fmt: skip
         elif items:
             total = known.plus(known.scaled(unknown))
-            lines.append(f"  a live run: ~{total.describe(priced)}")
+            lines.append(f"  {run}: ~{total.describe(priced)}")
         unpriced = known.cost.unpriced
         if priced and unpriced:
             lines.append(f"  no price for {', '.join(sorted(unpriced))}: not counted")
@@ -143,8 +178,9 @@ def offline_estimate(config: pytest.Config, settings: Settings, role: ProcessRol
         raise pytest.UsageError(
             f"--karenina-estimate: no replay store at {store} (--karenina-replay-store names it)"
         )
+    answers = settings.replay == "answers"
     config.pluginmanager.register(
-        EstimatePlugin(settings.ci.prices, store.name), "karenina-estimate"
+        EstimatePlugin(settings.ci.prices, store.name, judge_only=answers), "karenina-estimate"
     )
     note = "estimate: strict replay, no call leaves the machine, no item runs"
     # Nothing is reported, so nothing the run would write may change: no export, baseline,
@@ -152,6 +188,11 @@ def offline_estimate(config: pytest.Config, settings: Settings, role: ProcessRol
     ci = dataclasses.replace(
         settings.ci, max_cost=None, baseline=None, baseline_update=False, github=False
     )
+    if answers:  # the judge calls as the answers' store recorded them (no judge store)
+        return dataclasses.replace(
+            settings, replay_note=note, judge_replay="strict", judge_replay_store=store,
+            results=None, ci=ci,
+        )  # fmt: skip
     return dataclasses.replace(
         settings, replay="strict", replay_chosen=True, replay_note=note, replay_prune=False,
         results=None, ci=ci,

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_karenina.checkpoint import load_checkpoint, save_checkpoint
 from tests.plugin.plugin_helpers import capitals_checkpoint, endpoint_args
 from tests.support.openai_rules import RecordedRequest
 from tests.support.openai_server import OpenAIServer
 
 RECORDED = {"q1": ("France", "Paris"), "q2": ("Italy", "Rome"), "q3": ("Japan", "Tokyo")}
+JUDGE_USAGE = {"prompt_tokens": 2000, "completion_tokens": 50}
 
 
 def script_answers(server: OpenAIServer, countries: Mapping[str, tuple[str, str]]) -> None:
@@ -32,7 +34,8 @@ def script_answers(server: OpenAIServer, countries: Mapping[str, tuple[str, str]
 def script_judge(server: OpenAIServer, reads: Mapping[str, str]) -> None:
     """The judge reads ``reads[said]`` from the answer naming ``said``."""
     for said, read in reads.items():
-        server.add_rule({"capital": read}, structured=True, contains=f"It is {said}.")
+        server.add_rule({"capital": read}, structured=True, contains=f"It is {said}.",
+                        usage=JUDGE_USAGE)  # fmt: skip
 
 
 def by_kind(requests: list[RecordedRequest]) -> tuple[int, int]:
@@ -41,15 +44,19 @@ def by_kind(requests: list[RecordedRequest]) -> tuple[int, int]:
     return len(requests) - judge, judge
 
 
-def record(pytester: pytest.Pytester, server: OpenAIServer, dist: list[str]) -> list[str]:
-    """Record a run of three questions (answers and judge calls); returns the run's args."""
+def record(
+    pytester: pytest.Pytester, server: OpenAIServer, *options: str, questions: int = 3
+) -> list[str]:
+    """Record a run of the three questions (``questions`` of them selected by ``options``):
+    answers and judge calls; returns the run's arguments."""
     script_answers(server, RECORDED)
     script_judge(server, {capital: capital for _, capital in RECORDED.values()})
     path = capitals_checkpoint(pytester.path, RECORDED)
     store = pytester.path / "calls.jsonl"
     args = ["--karenina", str(path), *endpoint_args(server), f"--karenina-replay-store={store}"]
-    pytester.runpytest(*args, "--karenina-replay", "record", *dist).assert_outcomes(passed=3)
-    assert by_kind(server.chat_requests) == (3, 3)
+    recorded = pytester.runpytest(*args, "--karenina-replay", "record", *options)
+    recorded.assert_outcomes(passed=questions, deselected=len(RECORDED) - questions)
+    assert by_kind(server.chat_requests) == (questions, questions)
     server.reset()
     return args
 
@@ -57,7 +64,7 @@ def record(pytester: pytest.Pytester, server: OpenAIServer, dist: list[str]) -> 
 def test_answers_mode_re_judges_recorded_answers_with_live_judge_calls_only(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
-    args = record(pytester, openai_server, dist)
+    args = record(pytester, openai_server, *dist)
     store = pytester.path / "calls.jsonl"
     recorded = store.read_bytes()
     # The template of q1 now expects Lyon, the judge now reads Kyoto from Tokyo, and q4 is a
@@ -86,7 +93,7 @@ def test_answers_mode_re_judges_recorded_answers_with_live_judge_calls_only(
 def test_a_judge_store_records_the_judge_calls_then_replays_them_without_a_request(
     pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
 ) -> None:
-    args = record(pytester, openai_server, dist)
+    args = record(pytester, openai_server, *dist)
     script_judge(openai_server, {"Paris": "Paris", "Rome": "Rome", "Tokyo": "Kyoto"})
     judge_store = pytester.path / "judge.jsonl"
     answers = [*args, "--karenina-replay", "answers", *dist]
@@ -120,6 +127,63 @@ def test_a_judge_store_records_the_judge_calls_then_replays_them_without_a_reque
     by_default.assert_outcomes(passed=2, failed=1)
     assert openai_server.chat_requests == []
     by_default.stdout.fnmatch_lines(["karenina: *replay answers (calls.jsonl; judge replay *)"])
+
+
+def test_the_estimate_of_answers_mode_counts_the_judge_calls_only(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    args = record(pytester, openai_server, "-k", "q1 or q2", questions=2)
+    # q2's template asks for its field in other words: its judge call has no recording; q3
+    # has no recorded answer at all.
+    path = Path(args[1])
+    benchmark = load_checkpoint(path)
+    questions = [
+        q.model_copy(update={"template_code": q.template_code.replace("named in", "given in")})
+        if q.id == "q2" else q
+        for q in benchmark.questions
+    ]  # fmt: skip
+    save_checkpoint(benchmark.model_copy(update={"questions": questions}), path)
+    prices = pytester.path / "prices.txt"
+    prices.write_text("test-model = 1.0 2.0\n")  # a parse: 2000 x $1 + 50 x $2 per million
+
+    result = pytester.runpytest(
+        *args, "--karenina-replay", "answers", "--karenina-estimate", f"--karenina-prices={prices}"
+    )
+
+    assert result.ret == pytest.ExitCode.OK
+    assert openai_server.chat_requests == []
+    result.stdout.fnmatch_lines([
+        "karenina estimate of the judge calls of --karenina-replay answers, all live "
+        "(from calls.jsonl; no call was sent): 3 items, 1 fully recorded, 1 not",
+        "  1 without a recorded answer (error:replay in answers mode, no judge call)",
+        "  recorded: 1 calls, 2000 tokens in, 50 out, $0.0021 (answerer $0.0000, judge $0.0021)",
+        "  not recorded (at the recorded mean per item): ~1 calls, 2000 tokens in, 50 out, "
+        "$0.0021 *",
+        "  its judge calls: ~2 calls, 4000 tokens in, 100 out, $0.0042 *",
+    ])  # fmt: skip
+
+
+def test_the_header_names_a_live_judge_without_its_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = capitals_checkpoint(pytester.path)
+    args = ["--karenina", str(path), "--karenina-answering-model", "openai:gpt-4.1-mini",
+            "--karenina-replay", "answers", "--collect-only", "-p", "no:cacheprovider"]  # fmt: skip
+
+    live = pytester.runpytest(*args)
+
+    live.stdout.fnmatch_lines([
+        "karenina: *replay answers (default store; judge live)",
+        "karenina: replay answers: the judge openai:gpt-4.1-mini calls live but no "
+        "OPENAI_API_KEY is in the environment (--karenina-judge-replay strict replays its "
+        "recorded calls)",
+    ])  # fmt: skip
+    replayed = pytester.runpytest(*args, "--karenina-judge-replay", "strict")
+    replayed.stdout.fnmatch_lines(
+        ["karenina: *replay answers (default store; judge strict capitals.judge.replay.jsonl)"]
+    )
+    assert "OPENAI_API_KEY" not in replayed.stdout.str()
 
 
 @pytest.mark.parametrize(
