@@ -204,6 +204,8 @@ class VerificationConfig(BaseModel):
     """Total seconds one LLM call may take, retries and back-off waits included (ours)."""
     template_time_limit: float | None = Field(default=10.0, gt=0)
     """Seconds template code may run per step: compiling, building, verify() (ours)."""
+    judge_replicate_count: int = Field(default=1, ge=1)
+    """Times each answer is judged by each parsing model, the answer generated once (ours)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

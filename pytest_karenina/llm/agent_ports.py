@@ -51,7 +51,8 @@ class AgentRunConfig:
     (model calls) and ``timeout`` (seconds for the whole run) override the model's own
     limits when given. ``workspace``: the directory the agent's file tools are rooted at
     (None: no file tools); ``read_only`` refuses writes there. ``replicate``: the replicate
-    the run belongs to (None without replicates), keyed for replay as in ``ModelRequest``.
+    the run belongs to (None without replicates), and ``judge_replicate`` the judge replicate
+    of a judge's run, keyed for replay as in ``ModelRequest``.
     """
 
     call_kind: str
@@ -61,6 +62,7 @@ class AgentRunConfig:
     workspace: Path | None = None
     read_only: bool = False
     replicate: int | None = None
+    judge_replicate: int | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ class ModelRequest:
     ``question_id`` is for error messages only and never part of a replay key.
     ``replicate`` is the replicate the call belongs to (None without replicates): part of
     the replay key from 2 on, so replicate 1 keeps the key of a run without replicates.
+    ``judge_replicate`` is the judge replicate of a judge call (None for answering calls and
+    runs without judge replicates), keyed the same way: judge replicate 1 keeps today's key.
     ``timeout`` is the attempt's time limit in seconds, set by the transport for
     adapters that enforce it themselves (``enforces_timeout``); not part of a key.
     """
@@ -88,6 +90,7 @@ class ModelRequest:
     question_id: str | None = None
     timeout: float | None = None
     replicate: int | None = None
+    judge_replicate: int | None = None
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ def keyed_replicate(replicate: int | None) -> int | None:
 
 def replay_key(identity: Mapping[str, Any], request: ModelRequest) -> str:
     """SHA-256 hex of the canonical JSON of identity, messages, schema, call kind and, from
-    replicate 2 on, the replicate (:func:`keyed_replicate`).
+    replicate 2 on, the replicate (:func:`keyed_replicate`); a judge call's judge replicate
+    the same way, from 2 on (judge replicate 1 keeps the key of a run without them).
 
     The identity is sanitized first (:func:`sanitize_identity`), so a rotated API
     key keeps every key valid; ``request.question_id`` is not part of the key.
@@ -79,24 +80,31 @@ def replay_key(identity: Mapping[str, Any], request: ModelRequest) -> str:
     replicate = keyed_replicate(request.replicate)
     if replicate is not None:
         payload["replicate"] = replicate
+    judge_replicate = keyed_replicate(request.judge_replicate)
+    if judge_replicate is not None:
+        payload["judge_replicate"] = judge_replicate
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ReplayMiss(LLMCallError):
     """Strict replay found no recorded reply; names the question, the replicate (when the
-    run has replicates), the call kind and the key."""
+    run has replicates), the judge replicate (a judge call of a run with judge replicates),
+    the call kind and the key."""
 
     def __init__(
         self, call_kind: str, question_id: str | None, key: str, path: Path,
-        replicate: int | None = None,
+        replicate: int | None = None, judge_replicate: int | None = None,
     ) -> None:  # fmt: skip
         self.question_id = question_id
         self.replicate = replicate
+        self.judge_replicate = judge_replicate
         self.key = key
         question = repr(question_id) if question_id is not None else "<unknown>"
         if replicate is not None:
             question += f", replicate {replicate}"
+        if judge_replicate is not None:
+            question += f", judge replicate {judge_replicate}"
         super().__init__(
             call_kind,
             f"strict replay: no recorded reply for question {question}, call kind "
@@ -126,7 +134,8 @@ def _entry(
     secrets: tuple[str, ...],
 ) -> dict[str, Any]:  # fmt: skip
     """The stored form of one call: sanitized identity, redacted messages, the reply, and
-    the replicate that recorded it (informational: the key decides what an entry answers)."""
+    the replicate and judge replicate that recorded it (informational: the key decides what
+    an entry answers)."""
     messages = [{"role": m.role, "content": redact(m.content, secrets)} for m in request.messages]
     usage = {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
     entry: dict[str, Any] = {
@@ -143,6 +152,8 @@ def _entry(
     }
     if request.replicate is not None:
         entry["replicate"] = request.replicate
+    if request.judge_replicate is not None:
+        entry["judge_replicate"] = request.judge_replicate
     return entry
 
 
@@ -181,7 +192,8 @@ class ReplayStore:
 
     One entry per line: ``key``, ``call_kind``, sanitized ``identity``, ``request``
     (messages, json_schema, schema_name), ``reply`` (text, usage, model),
-    ``recorded_at`` and, when the run had replicates, ``replicate``, keys sorted.
+    ``recorded_at`` and, when the run had replicates, ``replicate`` (and ``judge_replicate``
+    for a judge call of a run with judge replicates), keys sorted.
     :meth:`record` appends under an exclusive ``flock`` on the sidecar
     ``<store>.lock`` (ignore it in git), so threads and processes may record at
     once; :meth:`compact` (alias :meth:`save`) rewrites
@@ -381,7 +393,7 @@ class ReplayingModel:
             if mode == "strict" or self.inner is None:
                 raise ReplayMiss(
                     request.call_kind, request.question_id, key, self.store.path,
-                    request.replicate,
+                    request.replicate, request.judge_replicate,
                 )  # fmt: skip
         assert self.inner is not None
         reply = self.inner.invoke(request)

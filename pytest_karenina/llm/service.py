@@ -50,8 +50,8 @@ class LLMService:
     """Implements :class:`~.ports.ChatPort` and :class:`~.ports.StructuredPort`.
 
     ``native_structured``: whether to ask the provider for structured output
-    (``json_schema`` in the request) on the first attempt. ``question_id`` and
-    ``replicate`` go into every request (:meth:`for_question`).
+    (``json_schema`` in the request) on the first attempt. ``question_id``, ``replicate``
+    and ``judge_replicate`` go into every request (:meth:`for_question`).
     """
 
     def __init__(
@@ -62,29 +62,45 @@ class LLMService:
         max_attempts: int = DEFAULT_STRUCTURED_ATTEMPTS,
         question_id: str | None = None,
         replicate: int | None = None,
+        judge_replicate: int | None = None,
     ) -> None:
         self.raw = raw
         self.native_structured = native_structured
         self.max_attempts = max(1, max_attempts)
         self.question_id = question_id
         self.replicate = replicate
+        self.judge_replicate = judge_replicate
 
-    def for_question(self, question_id: str, replicate: int | None = None) -> LLMService:
-        """The same service, naming ``question_id`` and ``replicate`` in its requests: the
-        question for errors, the replicate for errors and the replay key."""
+    def for_question(
+        self, question_id: str, replicate: int | None = None, judge_replicate: int | None = None
+    ) -> LLMService:
+        """The same service, naming ``question_id``, ``replicate`` and ``judge_replicate`` in
+        its requests: the question for errors, the replicates for errors and the replay key
+        (``judge_replicate`` only on the judge's ports)."""
         return LLMService(
             self.raw,
             native_structured=self.native_structured,
             max_attempts=self.max_attempts,
             question_id=question_id,
             replicate=replicate,
+            judge_replicate=judge_replicate,
         )
 
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        call_kind: str,
+        json_schema: dict[str, Any] | None = None,
+        schema_name: str | None = None,
+    ) -> ModelRequest:
+        return ModelRequest(
+            tuple(messages), call_kind, json_schema=json_schema, schema_name=schema_name,
+            question_id=self.question_id, replicate=self.replicate,
+            judge_replicate=self.judge_replicate,
+        )  # fmt: skip
+
     def chat(self, messages: Sequence[ChatMessage], *, call_kind: str) -> ChatResponse:
-        request = ModelRequest(
-            tuple(messages), call_kind, question_id=self.question_id, replicate=self.replicate
-        )
-        reply = self.raw.invoke(request)
+        reply = self.raw.invoke(self._request(messages, call_kind))
         return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
     def chat_json(
@@ -95,10 +111,7 @@ class LLMService:
         The text is neither validated nor retried; the caller reads it."""
         if not self.native_structured:
             return self.chat(messages, call_kind=call_kind)
-        request = ModelRequest(
-            tuple(messages), call_kind, json_schema=_json_schema(schema),
-            schema_name=schema.__name__, question_id=self.question_id, replicate=self.replicate,
-        )  # fmt: skip
+        request = self._request(messages, call_kind, _json_schema(schema), schema.__name__)
         reply = self.raw.invoke(request)
         return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
@@ -116,13 +129,8 @@ class LLMService:
         last_error = "no attempt made"
         for attempt in range(1, self.max_attempts + 1):
             native = self.native_structured and attempt == 1
-            request = ModelRequest(
-                tuple(conversation),
-                call_kind,
-                json_schema=json_schema if native else None,
-                schema_name=schema.__name__,
-                question_id=self.question_id,
-                replicate=self.replicate,
+            request = self._request(
+                conversation, call_kind, json_schema if native else None, schema.__name__
             )
             reply = self.raw.invoke(request)
             usage = usage + reply.usage

@@ -74,6 +74,8 @@ class VerificationContext:
     raw_answer: str | None = None
     run_name: str | None = None
     replicate: int | None = None
+    judge_replicate: int | None = None
+    """Which of the judge replicates judges the answer (None without judge replicates)."""
     few_shot_examples: list[dict[str, str]] | None = None
     answering_llm: ChatPort | None = None
     judge_llm: StructuredPort | None = None

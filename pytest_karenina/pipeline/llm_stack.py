@@ -4,7 +4,7 @@ record/replay -> the chat and structured ports stages call.
 One :class:`LLMStack` per run stamps the configured models once and builds each model's
 raw stack once, on its first use, shared by every thread: connection pools, concurrency
 caps, pacing and the replay store are shared too. Per question, the pipeline only names
-the question and the replicate on the ports of its model pair
+the question, the replicate and the judge replicate on the ports of its model pair
 (:meth:`ModelPairLLMs.for_question`).
 """
 
@@ -100,34 +100,43 @@ class ModelPairLLMs:
     answering_agent: AgentPort | None = None
     judge_agent: AgentPort | None = None
 
-    def for_question(self, question_id: str, replicate: int | None = None) -> ModelPairLLMs:
+    def for_question(
+        self, question_id: str, replicate: int | None = None, judge_replicate: int | None = None
+    ) -> ModelPairLLMs:
         """The same ports, naming ``question_id`` and ``replicate`` in every call they make,
-        agent runs included: replicates are then keyed apart in the replay store."""
+        agent runs included: replicates are then keyed apart in the replay store. The judge's
+        ports (``judge``, ``judge_checks``, ``judge_agent``) also name ``judge_replicate``, so
+        each judge replicate's calls are keyed apart while the answer stays one."""
         return ModelPairLLMs(
             self.answering.for_question(question_id, replicate),
-            self.judge.for_question(question_id, replicate),
-            self.judge_checks.for_question(question_id, replicate),
+            self.judge.for_question(question_id, replicate, judge_replicate),
+            self.judge_checks.for_question(question_id, replicate, judge_replicate),
             _for_replicate(self.answering_agent, replicate),
-            _for_replicate(self.judge_agent, replicate),
+            _for_replicate(self.judge_agent, replicate, judge_replicate),
         )
 
 
 @dataclass(frozen=True)
 class ReplicateAgent:
-    """An agent port whose runs carry ``replicate`` (the stages build run configs without
-    it), so each replicate's agent runs are recorded and replayed apart."""
+    """An agent port whose runs carry ``replicate`` and ``judge_replicate`` (the stages build
+    run configs without them), so each replicate's agent runs are recorded and replayed
+    apart."""
 
     agent: AgentPort
-    replicate: int
+    replicate: int | None
+    judge_replicate: int | None = None
 
     def run(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
-        return self.agent.run(messages, replace(config, replicate=self.replicate))
+        found = replace(config, replicate=self.replicate, judge_replicate=self.judge_replicate)
+        return self.agent.run(messages, found)
 
 
-def _for_replicate(agent: AgentPort | None, replicate: int | None) -> AgentPort | None:
-    if agent is None or replicate is None:
+def _for_replicate(
+    agent: AgentPort | None, replicate: int | None, judge_replicate: int | None = None
+) -> AgentPort | None:
+    if agent is None or (replicate is None and judge_replicate is None):
         return agent
-    return ReplicateAgent(agent, replicate)
+    return ReplicateAgent(agent, replicate, judge_replicate)
 
 
 class LLMStack:

@@ -1,9 +1,9 @@
 """Running a benchmark: ``run_question`` for one task, ``run_verification`` for all.
 
-A task is one question x answering model x parsing model x replicate. The
-answer is generated once per question x answering model x replicate and reused
-by every parsing model (spec 5.3): the tasks sharing an answer run in order in
-one worker, while different answers run concurrently in a thread pool.
+A task is one question x answering model x parsing model x replicate x judge replicate.
+The answer is generated once per question x answering model x replicate and reused
+by every parsing model (spec 5.3) and every judge replicate: the tasks sharing an answer
+run in order in one worker, while different answers run concurrently in a thread pool.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ class Task:
     """One pipeline run: which question, with which models, which replicate.
 
     ``global_rubric`` and ``dynamic_rubric`` are the benchmark's, merged with the
-    question's own rubric when the evaluation mode grades rubrics.
+    question's own rubric when the evaluation mode grades rubrics. ``judge_replicate``:
+    which judging of the answer this task is (None without judge replicates); the tasks of
+    one answer differ only in their parsing model and judge replicate.
     """
 
     question: Question
@@ -69,6 +71,7 @@ class Task:
     replicate: int | None
     global_rubric: Rubric | None = None
     dynamic_rubric: Rubric | None = None
+    judge_replicate: int | None = None
 
     @property
     def has_rubric(self) -> bool:
@@ -87,20 +90,23 @@ def expand_tasks(
     *,
     models: StampedModels | None = None,
 ) -> list[Task]:
-    """Every question x answering model x parsing model x replicate, in that order.
+    """Every question x answering model x replicate x parsing model x judge replicate, in
+    that order.
 
-    ``replicate`` is None when ``replicate_count`` is 1, else 1..N. ``benchmark``
+    ``replicate`` is None when ``replicate_count`` is 1, else 1..N, and ``judge_replicate``
+    likewise for ``judge_replicate_count``. ``benchmark``
     supplies the global and dynamic rubrics. ``models`` (default: the config's, stamped)
     are the models to use, e.g. an :class:`LLMStack`'s.
     """
     answering_models, parsing_models = models or config.stamped_models()
     rubrics = benchmark_rubrics(benchmark)
     return [
-        Task(question, answering, parsing, replicate, *rubrics)
+        Task(question, answering, parsing, replicate, *rubrics, judge_replicate=judge)
         for question in questions
         for answering in answering_models
         for replicate in replicate_numbers(config)
         for parsing in parsing_models
+        for judge in judge_replicate_numbers(config)
     ]
 
 
@@ -114,6 +120,12 @@ def benchmark_rubrics(benchmark: Benchmark | None) -> tuple[Rubric | None, Rubri
 def replicate_numbers(config: VerificationConfig) -> list[int | None]:
     """``[None]`` when ``replicate_count`` is 1, else ``[1, ..., N]``."""
     count = config.replicate_count
+    return [None] if count == 1 else list(range(1, count + 1))
+
+
+def judge_replicate_numbers(config: VerificationConfig) -> list[int | None]:
+    """``[None]`` when ``judge_replicate_count`` is 1, else ``[1, ..., K]``."""
+    count = config.judge_replicate_count
     return [None] if count == 1 else list(range(1, count + 1))
 
 
@@ -153,7 +165,8 @@ def run_question(
     parsing). Never raises for problems of the item itself: they end up in the result.
     """
     question = task.question
-    ports = llm.pair(task.answering, task.parsing).for_question(question.id, task.replicate)
+    pair = llm.pair(task.answering, task.parsing)
+    ports = pair.for_question(question.id, task.replicate, task.judge_replicate)
     context = VerificationContext(
         question_id=question.id,
         question_text=question.text,
@@ -169,6 +182,7 @@ def run_question(
         raw_answer=question.raw_answer,
         run_name=run_name,
         replicate=task.replicate,
+        judge_replicate=task.judge_replicate,
         few_shot_examples=(
             resolve_few_shot(question.id, _examples(question), config.few_shot_config)
             if config.is_few_shot_enabled()

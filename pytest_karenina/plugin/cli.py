@@ -16,7 +16,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, cast, get_args
 
 import pytest
 
@@ -24,7 +24,12 @@ from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_rea
 from pytest_karenina.plugin.gates.completeness import CostCapGate, IncompleteMergeGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
 from pytest_karenina.plugin.gates.protocol import Gate, exit_status, run_lines
-from pytest_karenina.plugin.options.ci_settings import DEFAULT_ANNOTATIONS, CiSettings
+from pytest_karenina.plugin.options.ci_declare import BaselineFailOn
+from pytest_karenina.plugin.options.ci_settings import (
+    DEFAULT_ANNOTATIONS,
+    CiSettings,
+    parse_model_pairs,
+)
 from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
     EXPORT_MARKERS,
@@ -85,6 +90,18 @@ def _parser() -> argparse.ArgumentParser:
         "--baseline-update",
         action="store_true",
         help="write the baseline from the merged run (refused when partial)",
+    )
+    merge.add_argument(
+        "--baseline-model",
+        action="append",
+        metavar="NEW=OLD",
+        help="compare the run's model NEW with the baseline's model OLD (repeatable; default: "
+        "the shards' setting)",
+    )
+    merge.add_argument(
+        "--baseline-fail-on",
+        choices=get_args(BaselineFailOn),
+        help="whether likely regressions fail the baseline gate (default: the shards' setting)",
     )
     merge.add_argument(
         "--score-tolerance",
@@ -157,7 +174,9 @@ def _gates(args: argparse.Namespace, merged: Merged) -> list[Gate]:
         on = args.gate_on or merged.run.get("gate_on") or "point"
         gates.append(PassRateGate(float(threshold), on))
     if args.baseline is not None:
-        gates.append(BaselineGate(_ci_settings(args, merged)))
+        models = sorted({p.answering_model or "?" for p in merged.payloads if p.question_id})
+        settings = _ci_settings(args, merged)
+        gates.append(BaselineGate(settings, run_models=models, where="--baseline-model"))
     return [*gates, CostCapGate(), IncompleteMergeGate(merged.incomplete)]
 
 
@@ -177,9 +196,19 @@ def _ci_settings(args: argparse.Namespace, merged: Merged) -> CiSettings:
     tolerance = args.score_tolerance
     if tolerance is None:
         tolerance = float(merged.run.get("score_tolerance") or 0.0)
+    if args.baseline_model is not None:
+        try:
+            pairs = parse_model_pairs(args.baseline_model)
+        except ValueError as exc:
+            raise MergeError(f"--baseline-model: {exc}") from None
+    else:
+        pairs = tuple((new, old) for new, old in merged.run.get("baseline_models") or ())
+    fail_on = args.baseline_fail_on or merged.run.get("baseline_fail_on") or "regression"
     return CiSettings(
         baseline=args.baseline,
         baseline_update=args.baseline_update,
+        baseline_models=pairs,
+        baseline_fail_on=cast("BaselineFailOn", fail_on),
         score_tolerance=tolerance,
         annotations=args.github_annotations,
     )

@@ -79,7 +79,8 @@ class ControllerPlugin:
         if settings.min_pass_rate is not None:
             self.gates.append(PassRateGate(settings.min_pass_rate, settings.gate_on))
         if settings.ci.baseline is not None:
-            self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged))
+            models = [model.id or "" for model in config.stash[CONFIG_KEY].answering_models]
+            self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged, models))
         self.gates += [CostCapGate(), self.lost_export]
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:

@@ -237,11 +237,17 @@ class ItemPayload:
     results: list[dict[str, Any]] = field(default_factory=list)
     """``VerificationResult`` dumps (JSON mode), for the export."""
     flaky: str | None = None
-    """Under a replicate policy, when the replicates disagree: ``passed/replicates``."""
+    """When the replicates disagree (a replicate policy): ``passed/replicates``; when the
+    judge replicates of one answer disagree: ``judge passed/judge replicates``; or both."""
     replicates: str | None = None
-    """Under a replicate policy: the replicates' outcomes and the policy's decision."""
+    """Under a replicate policy or with judge replicates: the outcomes and the decision."""
     replicate_passes: list[int] | None = None
     """Under a replicate policy: ``[passed, replicates]``."""
+    judges: list[dict[str, Any]] = field(default_factory=list)
+    """With judge replicates: per answer and judge model, each judge replicate's outcome and
+    field values (:meth:`~.verdict.judge_votes.JudgeVote.to_json`)."""
+    flaky_sides: list[str] = field(default_factory=list)
+    """A flaky item's sides that flipped: ``judge-side: ...``, ``answer-side: ...``."""
     seconds: float = 0.0
     """The pipelines' time: the sum of the results' ``execution_time``."""
     cost: list[float] | None = None
@@ -280,9 +286,17 @@ class ItemPayload:
             rubric=RubricTally(sum(p for p, _ in gates), sum(g for _, g in gates), valued),
             summaries=summaries,
             results=[verdict.result.model_dump(mode="json") for verdict in verdicts],
-            flaky=vote.fraction() if vote is not None and vote.flaky else None,
+            flaky=vote.flaky_text() if vote is not None else None,
             replicates=vote.describe() if vote is not None else None,
-            replicate_passes=[vote.passed, len(vote.outcomes)] if vote is not None else None,
+            replicate_passes=(
+                [vote.passed, len(vote.outcomes)] if vote is not None and vote.grouped else None
+            ),
+            judges=(
+                [judge.to_json() for judge in vote.judges]
+                if vote is not None and vote.judge_replicates > 1
+                else []
+            ),
+            flaky_sides=vote.side_lines() if vote is not None else [],
             seconds=sum(result.metadata.execution_time or 0.0 for result in results),
             cost=[cost.answerer, cost.judge] if cost is not None else None,
             unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
@@ -291,7 +305,9 @@ class ItemPayload:
     def for_summary(self) -> ItemPayload:
         """What a run summary keeps of an item once it has taken in the item's rubric checks:
         the scalars (a large run keeps one per item to its end)."""
-        return dataclasses.replace(self, question=None, results=[], summaries=[])
+        return dataclasses.replace(
+            self, question=None, results=[], summaries=[], judges=[], flaky_sides=[]
+        )
 
     @classmethod
     def worker_crashed(cls, nodeid: str) -> ItemPayload:

@@ -9,6 +9,7 @@ from collections.abc import Generator
 
 import pytest
 
+from pytest_karenina.plugin.collect.fingerprint import Fingerprints
 from pytest_karenina.plugin.collect.items import QuestionItem, question_items
 from pytest_karenina.plugin.collect.selection import selected_everything
 from pytest_karenina.plugin.options.settings import Settings
@@ -24,17 +25,31 @@ from pytest_karenina.plugin.run.prefetch import Prefetcher
 from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.run.signals import remove_workspaces_in_use
 from pytest_karenina.plugin.run.xdist_partition import worker_journal, worker_share
-from pytest_karenina.plugin.stash import CONFIG_KEY, HEAP_KEY, PREFETCHER_KEY, REPLAY_USAGE_OUTPUT
+from pytest_karenina.plugin.stash import (
+    CONFIG_KEY,
+    GATE_POLICY_KEY,
+    HEAP_KEY,
+    PREFETCHER_KEY,
+    REPLAY_USAGE_OUTPUT,
+)
 
 
-def item_payload(item: QuestionItem, include_trace: bool, settings: Settings) -> ItemPayload:
-    """What the reports learn about ``item`` (after its setup decided its verdicts)."""
+def item_payload(
+    item: QuestionItem,
+    include_trace: bool,
+    settings: Settings,
+    fingerprints: Fingerprints | None = None,
+) -> ItemPayload:
+    """What the reports learn about ``item`` (after its setup decided its verdicts);
+    ``fingerprints``: the run's, for the item's fingerprint."""
+    rubrics = (item.global_rubric, item.question.rubric, item.dynamic_rubric)
+    fingerprint = fingerprints.of(item.question, rubrics) if fingerprints is not None else None
     return ItemPayload.of_verdicts(
         nodeid=item.nodeid, question_id=item.question.id, question_text=item.question.text,
         answering_model=item.model_replicate.answering.id or "",
         replicate=item.model_replicate.replicate, facts=item.facts,
         verdicts=item.verdicts, include_trace=include_trace, vote=item.vote,
-        prices=settings.ci.prices,
+        prices=settings.ci.prices, fingerprint=fingerprint,
     )  # fmt: skip
 
 
@@ -60,6 +75,8 @@ class RunnerPlugin:
         self.summary = summary
         self.replay_report = replay_report
         self.live: LiveStatus | None = None
+        self.fingerprints: Fingerprints | None = None
+        """The run's fingerprints, once an item reports."""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -112,7 +129,11 @@ class RunnerPlugin:
         trace = self.settings.html_trace == "all" or (
             self.settings.html_trace == "failed" and not report.passed
         )
-        payload = item_payload(item, trace, self.settings)
+        if self.fingerprints is None:
+            vconfig = self.config.stash[CONFIG_KEY]
+            gating = self.settings.rubric_gating(vconfig.evaluation_mode)
+            self.fingerprints = Fingerprints(vconfig, self.config.stash[GATE_POLICY_KEY], gating)
+        payload = item_payload(item, trace, self.settings, self.fingerprints)
         sent = payload.to_json()
         if not report.passed:  # here, before xdist adds its worker line to the text
             sent["reason"] = first_line(report.longreprtext)

@@ -26,12 +26,16 @@ def compute_result_id(
     scenario_id: str | None = None,
     scenario_node: str | None = None,
     scenario_turn: int | None = None,
+    *,
+    judge_replicate: int | None = None,
 ) -> str:
     """The 16-hex-character ``metadata.result_id`` Karenina computes for these inputs.
 
     It is the start of the SHA-256 of the JSON object of the two identities' canonical keys,
     the question id, replicate, scenario id/node/turn and timestamp, serialised with sorted keys,
-    ASCII escapes and the default separators.
+    ASCII escapes and the default separators. ``judge_replicate`` (ours: Karenina has no
+    judge replicates) joins the object only when given, so the results of one answer's judge
+    replicates have ids of their own and every other id stays Karenina's.
     """
     payload = {
         "answering": answering.canonical_key,
@@ -43,6 +47,8 @@ def compute_result_id(
         "scenario_turn": scenario_turn,
         "timestamp": timestamp,
     }
+    if judge_replicate is not None:
+        payload["judge_replicate"] = judge_replicate
     text = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

@@ -33,6 +33,9 @@ SEED_ONLY_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 """Per section, the seed-document fields that exports leave out (current Karenina lacks them
 and its metadata model rejects unknown keys); loading rebuilds them from the other fields."""
+OWN_OPTIONAL_FIELDS = ("custom_fields", "judge_replicate")
+"""Root fields of ours that exports leave out when they are None, so an export of a run that
+does not use them is Karenina's shape exactly."""
 
 
 class VerificationResult(BaseModel):
@@ -63,6 +66,9 @@ class VerificationResult(BaseModel):
     custom_fields: dict[str, Any] | None = None
     """Result fields that custom stages set (``set_result_field``) and no section takes,
     by key; None when there are none (and then left out of exports)."""
+    judge_replicate: int | None = None
+    """Which judge replicate judged the answer (``--karenina-judge-replicates``; ours, Karenina
+    has none); None without judge replicates (and then left out of exports)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -94,16 +100,18 @@ class VerificationResult(BaseModel):
         exclude: dict[str, Any] = {
             section: set(fields) for section, fields in SEED_ONLY_FIELDS.items()
         }
-        if self.custom_fields is None:
-            exclude["custom_fields"] = True
+        for name in OWN_OPTIONAL_FIELDS:
+            if getattr(self, name) is None:
+                exclude[name] = True
         return self.model_dump(mode="json", exclude=exclude)
 
 
 def strip_seed_only(data: Mapping[str, Any]) -> dict[str, Any]:
     """The export form of an already dumped result (``model_dump(mode="json")`` output)."""
     stripped = dict(data)
-    if stripped.get("custom_fields", ...) is None:
-        del stripped["custom_fields"]
+    for name in OWN_OPTIONAL_FIELDS:
+        if stripped.get(name, ...) is None:
+            del stripped[name]
     for section, fields in SEED_ONLY_FIELDS.items():
         value = stripped.get(section)
         if isinstance(value, Mapping):

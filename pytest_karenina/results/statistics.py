@@ -11,6 +11,17 @@
 * :func:`mcnemar_exact`: the two-sided exact McNemar test of two models on the same
   questions, from the discordant pairs only (``b``: first passes, second fails; ``c``: the
   reverse): ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``.
+* :func:`fisher_exact`: Fisher's exact test of a 2x2 table (two-sided), e.g. the pass and
+  fail counts of one question's replicates in two runs: the probability, given the table's
+  margins, of every table at most as likely as the one observed (the hypergeometric
+  weights are compared as exact integers, so equally likely tables are never lost to
+  rounding).
+* :func:`fisher_floor`: the smallest p-value Fisher's test can give for tables of given
+  margins. A table whose margins allow no p-value below the level (e.g. every replicate
+  passed on both sides: one table is possible, p = 1) can never be significant, so it need
+  not take a share of a multiple-test correction (Tarone's refinement for discrete tests).
+* :func:`holm`: Holm's step-down adjustment of p-values for testing several hypotheses at
+  once (the family-wise error rate stays at the level without assuming independence).
 """
 
 from __future__ import annotations
@@ -77,3 +88,46 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / (1 << n)
     return min(1.0, 2 * tail)
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided p-value of Fisher's exact test for the table ``[[a, b], [c, d]]``."""
+    if min(a, b, c, d) < 0:
+        raise ValueError("the cells of a 2x2 table cannot be negative")
+    first, second, column = a + b, c + d, a + c
+    low, high = max(0, column - second), min(first, column)
+
+    def weight(x: int) -> int:  # proportional to the hypergeometric probability of a = x
+        return math.comb(first, x) * math.comb(second, column - x)
+
+    observed = weight(a)
+    extreme = sum(w for x in range(low, high + 1) if (w := weight(x)) <= observed)
+    return min(1.0, extreme / math.comb(first + second, column))
+
+
+def fisher_floor(first_row: int, second_row: int, first_column: int) -> float:
+    """The smallest two-sided p-value of :func:`fisher_exact` over the tables with these
+    margins: that of the least likely table (with any as unlikely as it)."""
+    if min(first_row, second_row, first_column) < 0 or first_column > first_row + second_row:
+        raise ValueError("the margins of a 2x2 table cannot be negative or exceed its total")
+    low, high = max(0, first_column - second_row), min(first_row, first_column)
+    weights = [
+        math.comb(first_row, x) * math.comb(second_row, first_column - x)
+        for x in range(low, high + 1)
+    ]
+    least = min(weights)
+    return min(1.0, least * weights.count(least) / math.comb(first_row + second_row, first_column))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values, in the order given: the ``i``-th smallest of ``m`` is
+    multiplied by ``m - i + 1``, kept at least as large as the adjusted ones before it and
+    at most 1. A hypothesis is rejected at level alpha when its adjusted p-value is below
+    alpha."""
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted

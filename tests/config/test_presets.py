@@ -58,6 +58,7 @@ def test_the_layout_of_spec_4_9() -> None:
         "requests_per_minute",  # ours: Karenina presets do not hold them
         "max_call_seconds",
         "template_time_limit",
+        "judge_replicate_count",
     } | {"rubric_enabled"}
     assert set(document["config"]["parsing_models"][0]) == {
         "id",

@@ -77,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "requests_per_minute": None,
     "max_call_seconds": 600.0,
     "template_time_limit": 10.0,
+    "judge_replicate_count": 1,
 }
 
 

@@ -77,13 +77,22 @@ def baseline(pytester: pytest.Pytester, openai_server: OpenAIServer) -> Path:
 
 def test_an_update_writes_a_sorted_reviewable_file(baseline: Path) -> None:
     document = json.loads(baseline.read_text())
-    assert document["format"] == "pytest-karenina-baseline"
+    assert (document["format"], document["version"]) == ("pytest-karenina-baseline", 2)
     assert entries(baseline) == {"q1": "pass", "q2": "pass", "q3": "fail"}
     assert [e["question_id"] for e in document["entries"]] == ["q1", "q2", "q3"]
-    assert document["entries"][0] == {
+    first = document["entries"][0]
+    fingerprint, answers = first.pop("fingerprint"), first.pop("answers")
+    assert first == {
         "answering_model": "test-model", "items": 1, "passed": 1, "question_id": "q1",
-        "rubric": {}, "score": 1.0, "verdict": "pass",
+        "replicates": 1, "replicates_passed": 1, "rubric": {}, "score": 1.0, "verdict": "pass",
     }  # fmt: skip
+    assert sorted(fingerprint) == ["judge", "prompts", "question", "rubric", "template"]
+    assert fingerprint["rubric"] == "none" and fingerprint["prompts"] == "1"
+    assert [len(answer) for answer in answers] == [12]  # one replicate, its answer's hash
+    # Questions differ, the judge and prompts do not.
+    second = document["entries"][1]["fingerprint"]
+    assert second["question"] != fingerprint["question"]
+    assert (second["judge"], second["prompts"]) == (fingerprint["judge"], fingerprint["prompts"])
     assert baseline.read_text().endswith("}\n") and "\n  " in baseline.read_text()
 
 
@@ -97,7 +106,7 @@ def test_failures_already_in_the_baseline_do_not_fail_the_run(
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        "karenina baseline karenina-baseline.json: 0 regressions, 0 score drops, 0 fixed, "
+        "karenina baseline karenina-baseline.json: 0 regressions, 0 score drops, 0 improvements, "
         "0 new, 0 missing (3 compared): gate passed",
     ])  # fmt: skip
 
@@ -113,10 +122,11 @@ def test_a_regression_fails_the_run_and_a_fix_is_listed(
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
-        "karenina baseline karenina-baseline.json: 1 regressions, 0 score drops, 1 fixed, "
-        "0 new, 0 missing (3 compared): gate FAILED",
-        "  regression: q2 [[]test-model[]]: pass -> fail",
-        "  fixed: q3 [[]test-model[]]: fail -> pass",
+        "karenina baseline karenina-baseline.json: 1 regressions, 0 score drops, "
+        "1 improvements, 0 new, 0 missing (3 compared): gate FAILED",
+        "  verdict changes: 0 judge-side (same answer, new verdict), 2 answer-side (new answer)",
+        "  regression: q2 [[]test-model[]]: pass -> fail (answer-side)",
+        "  improvement: q3 [[]test-model[]]: fail -> pass (answer-side)",
     ])  # fmt: skip
     assert 'name="karenina.baseline_regressions" value="1"' in junit.read_text()
     assert "; karenina baseline karenina-baseline.json: 1 regressions," in html.read_text()
@@ -135,7 +145,8 @@ def test_new_and_missing_questions_are_listed(
 
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        "*0 regressions, 0 score drops, 0 fixed, 1 new, 1 missing (2 compared): gate passed",
+        "*0 regressions, 0 score drops, 0 improvements, 1 new, 1 missing (2 compared): gate "
+        "passed",
         "  new: q1 [[]test-model[]]: pass",
         "  missing: q0 [[]test-model[]]",
     ])  # fmt: skip

@@ -34,8 +34,11 @@ def item(qid: str, outcome: Outcome, replicate: int | None = None, **rubric: obj
     )  # fmt: skip
 
 
+FINGERPRINT = {"question": "q", "template": "t", "rubric": "r", "judge": "j", "prompts": "1"}
+
+
 def entry(qid: str, verdict: str, score: float | None = None, **rubric: float) -> BaselineEntry:
-    return BaselineEntry(qid, "m", verdict, score=score, rubric=rubric)
+    return BaselineEntry(qid, "m", verdict, score=score, rubric=rubric, fingerprint=FINGERPRINT)
 
 
 def test_replicates_make_one_entry_and_an_error_outweighs_passes() -> None:
@@ -75,7 +78,8 @@ Q1 = '{"question_id": "q1", "answering_model": "m", "verdict": "pass"'
     [
         ("{", "not a readable baseline"),
         ('{"format": "other"}', "not a pytest-karenina baseline"),
-        ('{"format": "pytest-karenina-baseline", "version": 9}', "baseline version 9 is not 1"),
+        ('{"format": "pytest-karenina-baseline", "version": 9}',
+         "baseline version 9 is not one this version reads (1 or 2)"),
         (HEAD + '"entries": [' + Q1 + ', "score": "high"}]}',
          "entries[0] (q1): field 'score' must be a number, got 'high'"),
         (HEAD + '"entries": [' + Q1 + ', "passed": "x"}]}',
@@ -103,7 +107,7 @@ Q1 = '{"question_id": "q1", "answering_model": "m", "verdict": "pass"'
         (HEAD + '"entries": [' + Q1 + ', "verdict": "fail"}]}',
          "not a readable baseline (the key 'verdict' appears twice in one object)"),
         ('{"format": "pytest-karenina-baseline", "version": true, "entries": []}',
-         "baseline version True is not 1"),
+         "baseline version True is not one this version reads (1 or 2)"),
     ],
     ids=["not JSON", "format", "version", "score", "passed", "NaN score", "inf rubric",
          "listed twice", "Entries", "null entries", "entries 5", "entry 5", "PASS",
@@ -218,7 +222,7 @@ def test_an_item_that_errored_is_no_regression_of_the_model_but_fails_the_gate(
         "q2 [m]: fail -> error: template error: q2 raised (template line 3)",
     ]
     assert found.lines()[0] == (
-        "karenina baseline baseline.json: 0 regressions, 0 score drops, 2 errors, 0 fixed, "
+        "karenina baseline baseline.json: 0 regressions, 0 score drops, 2 errors, 0 improvements, "
         "0 new, 0 missing (2 compared): gate FAILED"
     )
     assert ("karenina.baseline_regressions", "0") in found.suite_properties()

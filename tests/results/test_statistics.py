@@ -8,6 +8,9 @@ import pytest
 
 from pytest_karenina.results.statistics import (
     clustered_wilson,
+    fisher_exact,
+    fisher_floor,
+    holm,
     mcnemar_exact,
     pass_at_k,
     wilson_interval,
@@ -52,6 +55,71 @@ def test_pass_at_k_refuses_k_above_n() -> None:
 def test_mcnemar_exact(b: int, c: int, expected: float) -> None:
     assert mcnemar_exact(b, c) == pytest.approx(expected)
     assert mcnemar_exact(c, b) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ((3, 1, 1, 3), 34 / 70),  # Fisher's lady tasting tea: 0.4857
+        ((1, 9, 11, 3), 0.002759456),  # R: fisher.test(matrix(c(1, 11, 9, 3), 2))
+        ((10, 0, 0, 10), 1.082509e-05),  # R: 2 / choose(20, 10)
+        ((5, 0, 0, 5), 0.007936508),  # five replicates passed, then none: 2 / 252
+        ((5, 0, 2, 3), 0.1666667),  # 5/5 then 3/5
+        ((5, 0, 4, 1), 1.0),  # 5/5 then 4/5: noise
+        ((0, 0, 0, 0), 1.0),
+    ],
+    ids=["tea", "dieting", "10-0", "5-0", "5-3", "5-4", "empty"],
+)  # fmt: skip
+def test_fisher_exact_matches_published_values(
+    table: tuple[int, int, int, int], expected: float
+) -> None:
+    a, b, c, d = table
+    assert fisher_exact(a, b, c, d) == pytest.approx(expected, rel=1e-6)
+    # The test does not care which row or column comes first.
+    assert fisher_exact(c, d, a, b) == pytest.approx(expected, rel=1e-6)
+    assert fisher_exact(b, a, d, c) == pytest.approx(expected, rel=1e-6)
+
+
+def test_fisher_exact_refuses_negative_cells() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        fisher_exact(1, -1, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("margins", "expected"),
+    [
+        ((5, 5, 10), 1.0),  # every replicate passed on both sides: one table, p = 1
+        ((5, 5, 1), 1.0),  # one failure in ten: wherever it falls, p = 1
+        ((5, 5, 2), 20 / 45),  # two failures: at best both on one side
+        ((5, 5, 5), 2 / 252),  # five: 5/5 against 0/5 is the least likely table
+        ((4, 4, 4), 2 / 70),  # the tea table's extremes
+    ],
+)
+def test_fisher_floor_is_the_least_likely_tables_p_value(
+    margins: tuple[int, int, int], expected: float
+) -> None:
+    assert fisher_floor(*margins) == pytest.approx(expected)
+
+
+@given(st.integers(0, 8), st.integers(0, 8), st.integers(0, 8), st.integers(0, 8))
+def test_no_table_goes_below_its_floor(a: int, b: int, c: int, d: int) -> None:
+    assert fisher_exact(a, b, c, d) >= fisher_floor(a + b, c + d, a + c) - 1e-12
+
+
+def test_holm_matches_r() -> None:
+    """R: ``p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm")`` is ``0.03 0.06 0.06 0.02``."""
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([0.02]) == [0.02]
+    assert holm([]) == []
+
+
+@given(st.lists(st.floats(0, 1), max_size=20))
+def test_holm_never_lowers_a_p_value_and_keeps_their_order(p_values: list[float]) -> None:
+    adjusted = holm(p_values)
+    assert all(p <= q <= 1 for p, q in zip(p_values, adjusted, strict=True))
+    ranked = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    assert [adjusted[i] for i in ranked] == sorted(adjusted)
 
 
 def test_clustering_counts_all_or_nothing_questions_once() -> None:

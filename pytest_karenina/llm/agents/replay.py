@@ -1,10 +1,10 @@
 """Record/replay of whole agent runs: one store entry per run.
 
 The entry's key is made like a chat call's (identity, messages, call kind, the replicate
-from 2 on), the identity extended with what bounds the run (its turn limit, whether it had a
-workspace and could write there); the reply text is the :class:`~...agent_ports.AgentResult`
-as JSON. Strict replay needs no inner agent, so it never starts a model, a tool or an MCP
-session.
+and the judge replicate from 2 on), the identity extended with what bounds the run (its
+turn limit, whether it had a workspace and could write there); the reply text is the
+:class:`~...agent_ports.AgentResult` as JSON. Strict replay needs no inner agent, so it never
+starts a model, a tool or an MCP session.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class ReplayingAgent:
         request = ModelRequest(
             tuple(messages), config.call_kind, schema_name="agent_run",
             question_id=config.question_id, replicate=config.replicate,
+            judge_replicate=config.judge_replicate,
         )  # fmt: skip
         key = replay_key(identity, request)
         if self.store.mode != "record":
@@ -54,8 +55,9 @@ class ReplayingAgent:
                 return AgentResult.from_json(json.loads(found.text))
             if self.inner is None:
                 raise ReplayMiss(
-                    config.call_kind, config.question_id, key, self.store.path, config.replicate
-                )
+                    config.call_kind, config.question_id, key, self.store.path,
+                    config.replicate, config.judge_replicate,
+                )  # fmt: skip
         assert self.inner is not None
         result = self.inner.run(messages, config)
         if not result.timeout_reached:  # a run cut short by the clock is not repeatable

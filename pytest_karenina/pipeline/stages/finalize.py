@@ -93,6 +93,7 @@ class FinalizeResultStage(BaseVerificationStage):
             used_full_trace=fields.get(ArtifactKeys.USED_FULL_TRACE, True),
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
             custom_fields=custom_fields(fields),
+            judge_replicate=context.judge_replicate,
             deep_judgment=_deep_judgment_section(context),
             deep_judgment_rubric=_deep_judgment_rubric_section(context),
         )
@@ -157,7 +158,12 @@ class FinalizeResultStage(BaseVerificationStage):
             execution_time=time.perf_counter() - context.started_at,
             timestamp=context.timestamp,
             result_id=compute_result_id(
-                answering, parsing, context.question_id, context.replicate, context.timestamp
+                answering,
+                parsing,
+                context.question_id,
+                context.replicate,
+                context.timestamp,
+                judge_replicate=context.judge_replicate,
             ),
             run_name=context.run_name,
             replicate=context.replicate,

@@ -1,5 +1,6 @@
 """Collection: a checkpoint file yields one QuestionItem per question x answering model x
-replicate, in file order (xdist workers must collect identically)."""
+replicate, in file order (xdist workers must collect identically). Judge replicates never
+make items: an item holds every judge replicate of its answers."""
 
 from __future__ import annotations
 
@@ -233,7 +234,9 @@ class QuestionItem(pytest.Item):
         policy = self.config.stash[GATE_POLICY_KEY]
         self.verdicts = decide_verdicts(self.results, definitions, policy, gating)
         settings = self.config.stash[SETTINGS_KEY]
-        if self.model_replicate.replicates:
+        judged = self.config.stash[CONFIG_KEY].judge_replicate_count > 1
+        if self.model_replicate.replicates or judged:
+            # Judge replicates vote under every policy; they never make items of their own.
             self.vote = vote(self.verdicts, settings.replicate_policy, settings.flaky)
         # The pipeline's errors, and template code that raised (a broken benchmark).
         errors = [
@@ -267,7 +270,7 @@ class QuestionItem(pytest.Item):
         if found.outcome is Outcome.NO_VERDICT:
             pytest.skip(NO_VERDICT)
         if found.outcome is not Outcome.PASS:
-            raise VerificationFailed(self.verdicts, self.facts, found.describe())
+            raise VerificationFailed(self.verdicts, self.facts, "\n".join(found.lines()))
 
     def repr_failure(
         self,

@@ -1,13 +1,16 @@
-"""Baselines: an accepted run's verdicts and scores, and the regression-only gate.
+"""Baselines: an accepted run's verdicts and scores, and the file that keeps them.
 
 A baseline holds one entry per question and answering model: the verdict of its items
 (``pass`` when every item passed, ``error`` when any errored, else ``fail``, or
-``no_verdict``), how many passed, the mean granular score and the mean of each numeric
-rubric trait (booleans as 0/1, metric parts as ``trait.part``). The file is sorted, indented
-JSON so that a change to it reads well in review.
+``no_verdict``), how many passed, how many of its replicates were judged and passed, the mean
+granular score and the mean of each numeric rubric trait (booleans as 0/1, metric parts as
+``trait.part``), its fingerprint (what the verdict was measured with:
+:mod:`~..collect.fingerprint`) and a hash of each replicate's answer. The file is sorted,
+indented JSON so that a change to it reads well in review.
 
-Against a baseline, a run regresses where an entry passed and now does not, or where a
-score dropped by more than the tolerance (absolute, in the score's own unit).
+Version 2 added the replicate counts, the fingerprint and the answers; version 1 files are
+still read (their entries have no fingerprint, and their item counts stand for the
+replicates). How a run is compared with its baseline: :mod:`.baseline_diff`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, Field, FiniteFloat, NonNegativeInt, ValidationError
+from pydantic import BaseModel, Field, FiniteFloat, NonNegativeInt, ValidationError, model_validator
 
 from pytest_karenina.plugin.options.results_path import replacing
 from pytest_karenina.plugin.payload import ItemPayload
@@ -27,7 +30,10 @@ from pytest_karenina.plugin.report.tallies import rounded_mean
 from pytest_karenina.plugin.verdict.outcome import Outcome
 
 FORMAT = "pytest-karenina-baseline"
-VERSION = 1
+VERSION = 2
+"""The version this writes."""
+READS = (1, 2)
+"""The versions this reads."""
 Key = tuple[str, str]
 """``(question id, answering model)``."""
 
@@ -47,10 +53,26 @@ class BaselineEntry:
     items: int = 0
     score: float | None = None
     rubric: dict[str, float] = field(default_factory=dict)
+    replicates: int = 0
+    """Replicates judged (a verdict each); 0 in a version 1 file: :attr:`runs` counts
+    items then."""
+    replicates_passed: int = 0
+    fingerprint: dict[str, str] | None = None
+    """A hash per part of what the verdict was measured with; None: unknown (a version 1
+    file), comparable with anything."""
+    answers: tuple[str, ...] = ()
+    """A hash of each replicate's answer, in replicate order."""
 
     @property
     def key(self) -> Key:
         return (self.question_id, self.answering_model)
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        """``(passed, judged)`` over the replicates (over the items for a version 1 entry)."""
+        if self.replicates:
+            return self.replicates_passed, self.replicates
+        return self.passed, self.items
 
     def label(self) -> str:
         return f"{self.question_id} [{self.answering_model}]"
@@ -84,6 +106,8 @@ def entries_of(
         for payload in items:
             for name, value in scores.get(payload.nodeid, {}).items():
                 traits.setdefault(name, []).append(value)
+        passed, judged = _replicate_counts(items)
+        in_order = sorted(items, key=lambda p: (p.replicate or 0, p.nodeid))
         entries[key] = BaselineEntry(
             question_id=key[0],
             answering_model=key[1],
@@ -92,8 +116,27 @@ def entries_of(
             items=len(items),
             score=rounded_mean(item_scores) if item_scores else None,
             rubric={name: rounded_mean(found) for name, found in sorted(traits.items())},
+            replicates=judged,
+            replicates_passed=passed,
+            fingerprint=next((p.fingerprint for p in items if p.fingerprint), None),
+            answers=tuple(answer for p in in_order for answer in p.answers),
         )
     return entries
+
+
+def _replicate_counts(items: list[ItemPayload]) -> tuple[int, int]:
+    """``(passed, judged)`` over the replicates of ``items``: a policy's counts, else one
+    per item that reached a verdict."""
+    passed = judged = 0
+    for payload in items:
+        if payload.replicate_passes:
+            passed, judged = (
+                passed + payload.replicate_passes[0],
+                judged + payload.replicate_passes[1],
+            )
+        elif payload.category.decided:
+            passed, judged = passed + (payload.category is Outcome.PASS), judged + 1
+    return passed, judged
 
 
 def write_baseline(path: Path, entries: Mapping[Key, BaselineEntry]) -> None:
@@ -101,14 +144,30 @@ def write_baseline(path: Path, entries: Mapping[Key, BaselineEntry]) -> None:
     document = {
         "format": FORMAT,
         "version": VERSION,
-        "entries": [asdict(entries[key]) for key in sorted(entries)],
+        "entries": [_written(entries[key]) for key in sorted(entries)],
     }
     with replacing(path) as out:
         json.dump(document, out, indent=2, sort_keys=True, ensure_ascii=False)
         out.write("\n")
 
 
-class _Entry(BaseModel):
+def _written(entry: BaselineEntry) -> dict[str, object]:
+    found = asdict(entry)
+    found["answers"] = list(entry.answers)
+    return found
+
+
+class _Fingerprint(BaseModel):
+    model_config = STRICT
+
+    question: str
+    template: str
+    rubric: str
+    judge: str
+    prompts: str
+
+
+class _EntryV1(BaseModel):
     model_config = STRICT
 
     question_id: str
@@ -119,20 +178,64 @@ class _Entry(BaseModel):
     score: FiniteFloat | None = None
     rubric: dict[str, FiniteFloat] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _counts(self) -> Self:
+        if self.passed > self.items:
+            raise ValueError(f"passed ({self.passed}) is more than items ({self.items})")
+        return self
 
-class _Document(BaseModel):
+
+class _EntryV2(_EntryV1):
+    replicates: NonNegativeInt = 0
+    replicates_passed: NonNegativeInt = 0
+    fingerprint: _Fingerprint | None = None
+    answers: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _replicate_counts(self) -> Self:
+        if self.replicates_passed > self.replicates:
+            raise ValueError(
+                f"replicates_passed ({self.replicates_passed}) is more than replicates "
+                f"({self.replicates})"
+            )
+        return self
+
+
+class _DocumentV1(BaseModel):
     model_config = STRICT
 
     format: str
     version: int
-    entries: list[_Entry]
+    entries: list[_EntryV1]
+
+
+class _DocumentV2(_DocumentV1):
+    entries: list[_EntryV2]  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline file's entries, and its version."""
+
+    entries: dict[Key, BaselineEntry]
+    version: int = VERSION
+
+    @property
+    def models(self) -> list[str]:
+        """The answering models of its entries, sorted."""
+        return sorted({model for _, model in self.entries})
 
 
 def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
-    """The entries of the baseline at ``path``; :class:`BaselineError` naming the file and the
-    entry when it cannot be read, is not a baseline, or is damaged: a field of a wrong type,
-    missing or unknown, a score that is not a finite number, an unknown verdict, a question
-    and answering model listed twice."""
+    """The entries of the baseline at ``path`` (:func:`read_baseline_file`)."""
+    return read_baseline_file(path).entries
+
+
+def read_baseline_file(path: Path) -> Baseline:
+    """The baseline at ``path``; :class:`BaselineError` naming the file and the entry when it
+    cannot be read, is not a baseline, or is damaged: a field of a wrong type, missing or
+    unknown, a score that is not a finite number, an unknown verdict, more passed than
+    judged, a question and answering model listed twice."""
     if path.exists() and not path.is_file():  # a FIFO would block the read
         raise BaselineError(f"{path}: not a regular file")
     try:
@@ -146,8 +249,11 @@ def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BaselineError(f'{path}: not a pytest-karenina baseline (no "format": "{FORMAT}")')
     version = document.get("version")
-    if type(version) is not int or version != VERSION:
-        raise BaselineError(f"{path}: baseline version {version!r} is not {VERSION}")
+    if type(version) is not int or version not in READS:
+        known = " or ".join(map(str, READS))
+        raise BaselineError(
+            f"{path}: baseline version {version!r} is not one this version reads ({known})"
+        )
     raw = document.get("entries")
 
     def label(loc: tuple[int | str, ...]) -> tuple[int, str | None]:
@@ -156,14 +262,17 @@ def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
         qid = found.get("question_id") if isinstance(found := raw[loc[1]], dict) else None
         return 2, qid if isinstance(qid, str) else None
 
+    model = _DocumentV1 if version == 1 else _DocumentV2
     try:
-        checked = _Document.model_validate(document)
+        checked = model.model_validate(document)
     except ValidationError as exc:
         raise BaselineError(f"{path}: {problems(exc, labeler=label)}") from None
     entries: dict[Key, BaselineEntry] = {}
     where: dict[Key, int] = {}
     for index, found in enumerate(checked.entries):
-        entry = BaselineEntry(**found.model_dump())
+        fields = found.model_dump()
+        fields["answers"] = tuple(fields.get("answers") or ())
+        entry = BaselineEntry(**fields)
         if entry.key in entries:
             raise BaselineError(
                 f"{path}: entries[{index}] ({entry.label()}): listed twice (first as "
@@ -172,4 +281,4 @@ def read_baseline(path: Path) -> dict[Key, BaselineEntry]:
             )
         entries[entry.key] = entry
         where[entry.key] = index
-    return entries
+    return Baseline(entries, version)

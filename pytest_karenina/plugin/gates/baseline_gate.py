@@ -11,14 +11,16 @@ import pytest
 
 from pytest_karenina.plugin.collect.shards import shard_of
 from pytest_karenina.plugin.gates.baseline import (
+    VERSION,
     BaselineEntry,
     BaselineError,
     Key,
     entries_of,
-    read_baseline,
+    read_baseline_file,
     write_baseline,
 )
 from pytest_karenina.plugin.gates.baseline_diff import BaselineDiff, diff
+from pytest_karenina.plugin.gates.baseline_pairs import Pairing, PairingError, pair_models
 from pytest_karenina.plugin.options.ci_settings import CiSettings
 from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
@@ -85,24 +87,32 @@ def error_reasons(summary: RunSummary) -> dict[Key, str]:
 
 
 class BaselineGate:
-    """Reads the baseline when the run starts (a missing or broken file is a usage error;
-    an update reads it only to keep the entries of unchanged questions), then decides the run
-    against it: compared, it fails on regressions only (and on errored items); updating, it
-    passes when the baseline was written and fails, whatever else happened, when the update
-    was refused."""
+    """Reads the baseline when the run starts (a missing or broken file, or a model mapping
+    that does not fit it, is a usage error; an update reads it only to keep the entries of
+    unchanged questions), then decides the run against it: compared, it fails on regressions
+    (likely ones too with ``baseline_fail_on="likely"``), score drops, errored items, and when
+    it compared nothing; updating, it passes when the baseline was written and fails,
+    whatever else happened, when the update was refused."""
 
     def __init__(
         self,
         settings: CiSettings,
         shard: tuple[int, int] | None = None,
         unchanged: frozenset[str] = frozenset(),
+        run_models: Sequence[str] = (),
+        where: str = "--karenina-baseline-model",
     ) -> None:
         """``shard``: the run's ``I/N``, whose baseline entries of other shards are left out;
         ``unchanged``: questions ``--karenina-changed-since`` did not run, which keep their
-        baseline entries."""
+        baseline entries; ``run_models``: the run's answering models, paired with the
+        baseline's now (when not given: the models of the run's entries, once it ended);
+        ``where``: the flag of the model mapping, for its errors."""
         self.settings = settings
         self.unchanged = unchanged
         self.entries: dict[Key, BaselineEntry] = {}
+        self.version = VERSION
+        self.pairing: Pairing | None = None
+        """Which run model is compared with which baseline model (None when updating)."""
         self.diff: BaselineDiff | None = None
         """The run against the baseline, once compared."""
         self.note: str | None = None
@@ -114,12 +124,27 @@ class BaselineGate:
         reads = not settings.baseline_update or (unchanged and path is not None and path.exists())
         if path is not None and reads:
             try:
-                self.entries = read_baseline(path)
+                found = read_baseline_file(path)
             except BaselineError as exc:
                 raise pytest.UsageError(f"--karenina-baseline: {exc}") from None
+            self.entries, self.version = found.entries, found.version
+        self.where = where
+        if path is not None and not settings.baseline_update and run_models:
+            self.pairing = self._pair(run_models)
         if shard is not None:
             index, count = shard
             self.entries = {k: e for k, e in self.entries.items() if shard_of(k[0], count) == index}
+
+    def _pair(self, run_models: Sequence[str]) -> Pairing:
+        """The run's models paired with the baseline's; a mapping that names a model either
+        side lacks is a usage error."""
+        try:
+            return pair_models(
+                run_models, {model for _, model in self.entries}, self.settings.baseline_models,
+                self.where, f"the baseline {self.settings.baseline}",
+            )  # fmt: skip
+        except PairingError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     @property
     def strict(self) -> bool:
@@ -142,6 +167,8 @@ class BaselineGate:
         found = diff(
             path.name, self.entries, current, self.settings.score_tolerance,
             summary.lower_is_better, kept, error_reasons(summary),
+            self.pairing or self._pair(sorted({model for _, model in current})),
+            self.settings.baseline_fail_on, self.version,
         )  # fmt: skip
         # An item whose xdist worker died names no question: it may hide a regression.
         found.errors += [
@@ -156,20 +183,13 @@ class BaselineGate:
         return self.diff.lines()[0] if self.diff is not None else self.note
 
     def details(self) -> Sequence[tuple[str, Sequence[str]]]:
-        found = self.diff
-        if found is None:
-            return []
-        return [
-            (f"Regressions against {found.name}", found.regressions + found.score_drops),
-            ("Errors (nothing measured: not a regression of the model)", found.errors),
-            ("Fixed", found.fixed),
-        ]
+        return self.diff.details() if self.diff is not None else []
 
     def lines(self) -> list[Line]:
         if not self.reported:  # no summary to add to
             return []
         if self.diff is not None:
-            return [Line(terminal_safe(line)) for line in self.diff.lines()]
+            return [Line(terminal_safe(line.text), red=line.red) for line in self.diff.statements()]
         if self.note is not None:
             return [Line(terminal_safe(self.note), red=self.refused)]
         return []

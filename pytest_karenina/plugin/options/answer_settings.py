@@ -20,8 +20,9 @@ from pytest_karenina.plugin.options.declare import OPTIONS
 
 ANSWER_SETTINGS = (
     "config", "answering_model", "parsing_model", "interface", "endpoint", "mode",
-    "replicates", "abstention", "sufficiency", "embedding_check", "embedding_check_model",
-    "embedding_check_threshold", "deep_judgment", "deep_judgment_rubric", "rubric_strategy",
+    "replicates", "judge_replicates", "abstention", "sufficiency", "embedding_check",
+    "embedding_check_model", "embedding_check_threshold", "deep_judgment",
+    "deep_judgment_rubric", "rubric_strategy",
     "rubric_gate", "rubric_gates", "rubric_score_threshold", "replicate_policy", "flaky",
 )  # fmt: skip
 """The ``karenina_<name>`` ini settings (``--karenina-<name>`` options) that change answers

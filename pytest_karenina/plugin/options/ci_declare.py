@@ -5,7 +5,13 @@ Imports only :mod:`.spec`: every pytest run of the environment loads this.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from pytest_karenina.plugin.options.spec import Option
+
+BaselineFailOn = Literal["regression", "likely"]
+"""What fails the baseline gate besides errors and score drops: regressions, or likely
+regressions too."""
 
 CI_OPTIONS: tuple[Option, ...] = (
     Option(
@@ -18,6 +24,20 @@ CI_OPTIONS: tuple[Option, ...] = (
         "Write the baseline from this run (refused after a partial run)",
         "bool",
         "yes|no",
+    ),
+    Option(
+        "baseline-model",
+        "Compare this run's model NEW with the baseline's model OLD (repeatable; the ini twin "
+        "holds NEW=OLD lines); one model on each side pairs by itself",
+        "linelist",
+        "NEW=OLD",
+    ),
+    Option(
+        "baseline-fail-on",
+        "What fails the baseline gate besides errors and score drops: regression (default) "
+        "or likely (likely regressions too)",
+        metavar="WHAT",
+        choices=get_args(BaselineFailOn),
     ),
     Option(
         "score-tolerance",

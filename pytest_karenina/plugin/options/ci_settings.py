@@ -1,5 +1,5 @@
-"""The CI gating settings: a baseline, its update, the score tolerance, prices and the
-cost cap, the estimate, GitHub output."""
+"""The CI gating settings: a baseline, its update, its model pairs and what fails it, the
+score tolerance, prices and the cost cap, the estimate, GitHub output."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 import pytest
 
-from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
+from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS, BaselineFailOn
 from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
     OutputPathError,
@@ -30,6 +30,10 @@ class CiSettings:
 
     baseline: Path | None = None
     baseline_update: bool = False
+    baseline_models: tuple[tuple[str, str], ...] = ()
+    """``(NEW, OLD)``: compare the run's model NEW with the baseline's model OLD."""
+    baseline_fail_on: BaselineFailOn = "regression"
+    """Whether likely regressions fail the baseline gate too (``likely``)."""
     score_tolerance: float = 0.0
     github: bool = False
     """Write ``::error`` annotations and the job summary (GitHub Actions)."""
@@ -72,6 +76,18 @@ def resolve_ci_settings(
         )
     if update and baseline is not None:
         check_baseline_output(baseline, "--karenina-baseline", checkpoints, results)
+    fail_on = raw["baseline-fail-on"]
+    if fail_on is not None and fail_on not in get_args(BaselineFailOn):
+        choices = ", ".join(get_args(BaselineFailOn))
+        raise pytest.UsageError(f"--karenina-baseline-fail-on: {fail_on!r} is not one of {choices}")
+    try:
+        mapping = parse_model_pairs(raw["baseline-model"] or ())
+    except ValueError as exc:
+        raise pytest.UsageError(f"--karenina-baseline-model: {exc}") from None
+    if mapping and baseline is None:
+        raise pytest.UsageError(
+            "--karenina-baseline-model: name the baseline with --karenina-baseline"
+        )
     github = flag("github")
     prices = _prices(config)
     max_cost = None if raw["max-cost"] is None else number("max-cost", float, 0.0)
@@ -82,6 +98,8 @@ def resolve_ci_settings(
     return CiSettings(
         baseline=baseline,
         baseline_update=update,
+        baseline_models=mapping,
+        baseline_fail_on=cast("BaselineFailOn", fail_on or "regression"),
         score_tolerance=number("score-tolerance", float, 0.0),
         github=os.environ.get("GITHUB_ACTIONS") == "true" if github is None else github,
         annotations=number("github-annotations", int, DEFAULT_ANNOTATIONS),
@@ -90,6 +108,21 @@ def resolve_ci_settings(
         estimate=bool(flag("estimate")),
         changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
     )
+
+
+def parse_model_pairs(lines: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``NEW=OLD`` lines as ``(NEW, OLD)`` pairs; ValueError naming a line that is not one,
+    or a NEW given twice."""
+    pairs: dict[str, str] = {}
+    for line in lines:
+        new, sep, old = str(line).partition("=")
+        new, old = new.strip(), old.strip()
+        if not sep or not new or not old:
+            raise ValueError(f"expected NEW=OLD (e.g. qwen3:8b=gpt-4.1-mini), got {line!r}")
+        if pairs.get(new, old) != old:
+            raise ValueError(f"{new!r} is mapped twice ({new}={pairs[new]}, {new}={old})")
+        pairs[new] = old
+    return tuple(pairs.items())
 
 
 def check_baseline_output(

@@ -59,6 +59,12 @@ CORE_OPTIONS: tuple[Option, ...] = (
         metavar="POLICY",
     ),
     Option(
+        "judge-replicates",
+        "Times each parsing model judges each answer (default 1); a majority of them decides "
+        "the answer's verdict",
+        metavar="K",
+    ),
+    Option(
         "shard",
         "Run only shard I of N of the questions (by question id hash), for a CI matrix",
         metavar="I/N",

@@ -92,6 +92,7 @@ def build_config(settings: Settings) -> VerificationConfig:
     updates = {
         "evaluation_mode": settings.mode,
         "replicate_count": settings.replicates,
+        "judge_replicate_count": settings.judge_replicates,
         "abstention_enabled": settings.abstention,
         "sufficiency_enabled": settings.sufficiency,
         "embedding_check_enabled": settings.embedding_check,

@@ -60,6 +60,8 @@ class Settings:
     endpoint: str | None
     mode: EvaluationMode | None
     replicates: int | None
+    judge_replicates: int | None
+    """Times each parsing model judges each answer (None: the preset's, default 1)."""
     replicate_policy: ReplicatePolicy
     flaky: FlakyMode
     compare_to: str | None
@@ -233,6 +235,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         endpoint=raw["endpoint"],
         mode=cast("EvaluationMode | None", raw["mode"]),
         replicates=number("replicates", int, 1),
+        judge_replicates=number("judge-replicates", int, 1),
         replicate_policy=policy,
         flaky=cast("FlakyMode", raw["flaky"] or "policy"),
         compare_to=str(raw["compare-to"]) if raw["compare-to"] else None,

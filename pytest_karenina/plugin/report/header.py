@@ -32,6 +32,9 @@ def header_lines(settings: Settings, vconfig: VerificationConfig, distributed: b
         lines.append(f"karenina: deep judgment {vconfig.deep_judgment_mode}")
     if vconfig.deep_judgment_rubric_mode != "disabled":
         lines.append(f"karenina: rubric deep judgment {vconfig.deep_judgment_rubric_mode}")
+    if vconfig.judge_replicate_count > 1:
+        count = vconfig.judge_replicate_count
+        lines.append(f"karenina: judge replicates {count} per answer (their majority decides)")
     if settings.replay_note:
         lines.append(f"karenina: {settings.replay_note}")
     limits = [

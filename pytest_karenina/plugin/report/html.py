@@ -20,6 +20,7 @@ from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.highlight import highlighted
+from pytest_karenina.plugin.report.judge_agreement import item_line, item_votes
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
@@ -196,6 +197,11 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
     )
     if payload.replicates:
         head += f"<p><strong>Replicates </strong>{_text(payload.replicates)}</p>"
+    judged = item_line(item_votes(payload))
+    if judged is not None:
+        head += f'<p class="karenina-judge"><strong>Judge </strong>{_text(judged)}</p>'
+    for side in payload.flaky_sides:
+        head += f'<p class="karenina-flaky-side"><strong>Flaky </strong>{_text(side)}</p>'
     summaries = payload.summaries
     blocks = []
     for index, summary in enumerate(summaries):
@@ -290,7 +296,10 @@ class HtmlPlugin:
             '<div class="karenina-summary">'
             f"<p><strong>karenina</strong> pass rate {summary.pass_rate:.1%} "
             f"({summary.passed}/{summary.total} items){interval}"
-            + "".join(f"; {_text(line)}" for line in [*summary.cost.lines(), *headlines])
+            + "".join(
+                f"; {_text(line)}"
+                for line in [*summary.cost.lines(), *summary.judge.lines(), *headlines]
+            )
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
             f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}</div>"

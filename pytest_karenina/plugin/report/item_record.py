@@ -65,6 +65,8 @@ def run_record(
         "min_pass_rate": settings.min_pass_rate,
         "gate_on": settings.gate_on,
         "score_tolerance": ci.score_tolerance,
+        "baseline_models": [list(pair) for pair in ci.baseline_models],
+        "baseline_fail_on": ci.baseline_fail_on,
         "selection": dict(selection) if selection is not None else None,
         "skipped": sorted(skipped),
         "other_failures": other_failures,

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from pytest_karenina.plugin.payload import tokens
+from pytest_karenina.plugin.report.judge_agreement import item_properties
 from pytest_karenina.plugin.verdict.outcome import Verdict
 from pytest_karenina.plugin.verdict.replicates import ReplicateVote
 from pytest_karenina.results import VerificationResult
@@ -93,8 +94,10 @@ def user_properties(
     prices: PriceTable | None = None,
 ) -> list[tuple[str, object]]:
     """Scalar ``karenina.*`` JUnit properties of an item (its first result decides; under a
-    replicate policy also ``karenina.replicates`` and ``karenina.flaky``; with a price
-    table ``karenina.cost_usd``)."""
+    replicate policy or with judge replicates also ``karenina.replicates``,
+    ``karenina.flaky`` and ``karenina.flaky_side``; with judge replicates
+    ``karenina.judge_agreement`` and ``karenina.judge_disagreed``; with a price table
+    ``karenina.cost_usd``)."""
     if not verdicts:
         return []
     results = [verdict.result for verdict in verdicts]
@@ -116,10 +119,15 @@ def user_properties(
         *agent_properties(result),
     ]
     if vote is not None:
+        flipped = {"answer": vote.answer_flaky, "judge": vote.judge_flaky}
+        sides = [side for side, flips in flipped.items() if flips]
         found += [
             ("karenina.replicates", vote.describe()),
-            ("karenina.flaky", vote.fraction() if vote.flaky else ""),
+            ("karenina.flaky", vote.flaky_text() or ""),
+            ("karenina.flaky_side", ",".join(sides)),
         ]
+        if vote.judge_replicates > 1:
+            found += item_properties(vote.judges)
     if prices is not None:
         found.append(("karenina.cost_usd", f"{results_cost(results, prices).total:.6f}"))
     return [(name, "" if value is None else value) for name, value in found]

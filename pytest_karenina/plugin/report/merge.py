@@ -23,7 +23,10 @@ from pytest_karenina.plugin.report.merge_records import shard_problem
 from pytest_karenina.results.export import RUN_KEY, export_header, is_successful, write_export
 from pytest_karenina.results.fast_json import dumps, loads
 
-GATE_SETTINGS = ("replicate_policy", "compare_to", "min_pass_rate", "gate_on", "score_tolerance")
+GATE_SETTINGS = (
+    "replicate_policy", "compare_to", "min_pass_rate", "gate_on", "score_tolerance",
+    "baseline_models", "baseline_fail_on",
+)  # fmt: skip
 """Run settings the merged summary and gates depend on: every input must agree on them."""
 
 

@@ -124,6 +124,8 @@ class ItemRecord(BaseModel):
     seconds: Money
     cost: Annotated[list[Money], Field(min_length=2, max_length=2)] | None
     unpriced: list[str]
+    fingerprint: dict[str, str] | None = None  # not in exports written before issue 26
+    answers: list[str] = Field(default_factory=list)
     outcome: Literal["passed", "failed", "skipped"]
     reason: str | None = None
 
@@ -155,6 +157,10 @@ class RunRecord(BaseModel):
     min_pass_rate: Share | None
     gate_on: Literal["point", "lower"]
     score_tolerance: Money
+    baseline_models: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = Field(
+        default_factory=list
+    )  # these two are not in records written before issue 26
+    baseline_fail_on: Literal["regression", "likely"] = "regression"
     selection: SelectionRecord | None
     skipped: list[str]
     other_failures: NonNegativeInt

@@ -45,6 +45,8 @@ def location(loc: Sequence[int | str], prefix: str = "") -> str:
 def phrase(error: ErrorDetails) -> str:
     """What is wrong with one field, in words, with the wrong value when there is one."""
     kind = error["type"]
+    if kind == "value_error":  # a record's own check: its message says it all
+        return str(error["msg"]).removeprefix("Value error, ")
     words = _PHRASES.get(kind)
     if words is None:
         message = error["msg"]

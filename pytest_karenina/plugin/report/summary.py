@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.comparison import compare_models
+from pytest_karenina.plugin.report.judge_agreement import JudgeAgreementTally
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.statements import Line, title
 from pytest_karenina.plugin.report.tallies import (
@@ -44,7 +45,13 @@ class RunSummary:
     agents: AgentTally = field(default_factory=AgentTally)
     cost: CostTally = field(default_factory=CostTally)
     flaky: list[str] = field(default_factory=list)
-    """``question [model] passed/replicates`` of each item whose replicates disagreed."""
+    """``question [model] passed/replicates`` of each item whose replicates disagreed (or
+    ``judge passed/judge replicates``: whose judge disagreed with itself on an answer)."""
+    flaky_sides: list[str] = field(default_factory=list)
+    """``question [model]: judge-side: ...`` / ``answer-side: ...``: which side of each
+    flaky item flipped."""
+    judge: JudgeAgreementTally = field(default_factory=JudgeAgreementTally)
+    """The judge's agreement with itself (judge replicates)."""
     pass_at: int | None = None
     """``K`` of a ``pass@K`` replicate policy: the summary then estimates pass@K."""
     compare_to: str | None = None
@@ -64,7 +71,10 @@ class RunSummary:
         model = self._rubric.setdefault(payload.answering_model or "?", {})
         self.cost.add(payload.cost, payload.unpriced)
         if payload.flaky:
-            self.flaky.append(f"{payload.question_id} [{payload.answering_model}] {payload.flaky}")
+            name = f"{payload.question_id} [{payload.answering_model}]"
+            self.flaky.append(f"{name} {payload.flaky}")
+            self.flaky_sides += [f"{name}: {side}" for side in payload.flaky_sides]
+        self.judge.add(payload)
         for summary in payload.summaries:
             self.deep_judgment.add(summary.unquoted)
             self.rubric_deep_judgment.add(summary.unquoted_traits)
@@ -128,12 +138,13 @@ class RunSummary:
                 ("karenina.pass_rate_ci_low", f"{rate.low:.4f}"),
                 ("karenina.pass_rate_ci_high", f"{rate.high:.4f}"),
             ]
-        return found + self.cost.properties()
+        return found + self.cost.properties() + self.judge.suite_properties()
 
     def lines(self) -> list[Line]:
         """The terminal summary's karenina section (none when nothing was reported): pass
-        rates, outcomes, tokens, cost, deep judgment, agents, flaky items, pass@K, rubric
-        traits. The gates' lines follow it (:func:`~..gates.protocol.run_lines`)."""
+        rates, outcomes, tokens, cost, deep judgment, agents, flaky items (and which side
+        flipped), the judge's self-agreement, pass@K, rubric traits. The gates' lines follow
+        it (:func:`~..gates.protocol.run_lines`)."""
         if not self.payloads and not self.skipped:
             return []
         found = [title("karenina summary")]
@@ -171,6 +182,8 @@ class RunSummary:
         if self.flaky:
             flaky = terminal_safe(", ".join(self.flaky))
             found.append(Line(f"flaky: {len(self.flaky)} items ({flaky})"))
+            found += [Line(terminal_safe(f"  {side}")) for side in self.flaky_sides]
+        found += [Line(line) for line in self.judge.lines()]
         estimate = self.pass_at_k()
         if estimate is not None:
             found.append(Line(estimate))

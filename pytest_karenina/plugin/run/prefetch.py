@@ -29,7 +29,7 @@ from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
 from pytest_karenina.pipeline.replay_sides import ReplaySides
-from pytest_karenina.pipeline.run import Task, run_answer_group
+from pytest_karenina.pipeline.run import Task, judge_replicate_numbers, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
 from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
@@ -232,14 +232,15 @@ class Prefetcher:
         return run
 
     def _groups(self, item: PrefetchItem) -> list[list[Task]]:
-        """Per replicate the item runs, one task per parsing model, all sharing that
-        replicate's answer (models of the stack)."""
+        """Per replicate the item runs, one task per parsing model and judge replicate, all
+        sharing that replicate's answer (models of the stack)."""
         combination = item.model_replicate
         answering = self.llm.answering_models[combination.answering_index]
         rubrics = (item.global_rubric, item.dynamic_rubric)
+        judges = judge_replicate_numbers(self.vconfig)
         return [
-            [Task(item.question, answering, parsing, replicate, *rubrics)
-             for parsing in self.llm.parsing_models]
+            [Task(item.question, answering, parsing, replicate, *rubrics, judge_replicate=judge)
+             for parsing in self.llm.parsing_models for judge in judges]
             for replicate in combination.runs
         ]  # fmt: skip
 

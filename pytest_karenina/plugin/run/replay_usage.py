@@ -142,13 +142,18 @@ class ReplayUsageReport:
     def _replicates_note(self) -> str:
         """How replicates find their entries, when the run has replicates: replicate 1 by the
         keys a run without replicates uses (so stores recorded before replicates were keyed
-        answer it), the others by keys of their own."""
+        answer it), the others by keys of their own; judge replicates the same way."""
         vconfig = self.config.stash.get(CONFIG_KEY, None)
-        count = vconfig.replicate_count if vconfig is not None else 1
-        if count < 2:
-            return ""
-        others = "replicate 2 its own" if count == 2 else f"replicates 2-{count} their own"
-        return f"; replicate 1 uses the keys of a run without replicates, {others}"
+        note = ""
+        for kind, count in (
+            ("replicate", vconfig.replicate_count if vconfig is not None else 1),
+            ("judge replicate", vconfig.judge_replicate_count if vconfig is not None else 1),
+        ):
+            if count < 2:
+                continue
+            others = f"{kind} 2 its own" if count == 2 else f"{kind}s 2-{count} their own"
+            note += f"; {kind} 1 uses the keys of a run without {kind}s, {others}"
+        return note
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.lines:

@@ -66,13 +66,14 @@ class VerificationFailed(AssertionError):
         self.replicates = replicates
 
     def explain(self) -> str:
-        """A one-line reason (what pytest's short summary shows), then the replicates' vote
-        (replicate policies), then every failing verdict (every verdict without a policy)."""
+        """A one-line reason (what pytest's short summary shows), then the vote of the
+        replicates (replicate policies) or judge replicates and which side flipped, then every
+        failing verdict (every verdict without a vote)."""
         shown = self.verdicts
         if self.replicates is not None:
             shown = [v for v in shown if v.category not in (Outcome.PASS, Outcome.NO_VERDICT)]
         body = "\n\n".join(
-            (f"replicate {v.result.metadata.replicate}: " if self.replicates else "")
+            (f"{replicate_label(v.result)}: " if self.replicates else "")
             + explain_verdict(v, self.facts)
             for v in shown
         )
@@ -194,9 +195,22 @@ def short(value: Any, limit: int = MAX_VALUE) -> str:
     return terminal_safe(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
+def replicate_label(result: VerificationResult) -> str:
+    """``replicate 2``, ``judge replicate 3``, ``replicate 2, judge replicate 3`` or
+    ``result`` (neither)."""
+    parts = []
+    if result.metadata.replicate is not None:
+        parts.append(f"replicate {result.metadata.replicate}")
+    if result.judge_replicate is not None:
+        parts.append(f"judge replicate {result.judge_replicate}")
+    return ", ".join(parts) or "result"
+
+
 def _models(result: VerificationResult) -> str:
     meta = result.metadata
     replicate = f", replicate {meta.replicate}" if meta.replicate is not None else ""
+    if result.judge_replicate is not None:
+        replicate += f", judge replicate {result.judge_replicate}"
     return terminal_safe(
         f"answering {meta.answering.model_name} ({meta.answering.interface}), "
         f"parsing {meta.parsing.model_name}{replicate}"
