@@ -16,6 +16,7 @@ items by that mark, never by the text of the skip reason.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -165,6 +166,17 @@ class ResultSummary:
         )
 
 
+def answer_hashes(results: Sequence[VerificationResult]) -> list[str]:
+    """12 hex characters of the SHA-256 of each replicate's answer, in the order of the
+    results (the judges of one replicate share its answer: it counts once)."""
+    found: dict[int | None, str] = {}
+    for result in results:
+        if result.metadata.replicate not in found and result.template is not None:
+            answer = result.template.raw_llm_response.encode("utf-8", "surrogatepass")
+            found[result.metadata.replicate] = hashlib.sha256(answer).hexdigest()[:12]
+    return list(found.values())
+
+
 def _agent(result: VerificationResult) -> dict[str, Any] | None:
     metrics = result.template.agent_metrics if result.template is not None else None
     return dict(metrics) if metrics is not None and is_agent_run(metrics) else None
@@ -254,12 +266,19 @@ class ItemPayload:
     """With a price table: ``[answerer, judge]`` USD."""
     unpriced: tuple[str, ...] = ()
     """Models the item used that the price table has no price for."""
+    fingerprint: dict[str, str] | None = None
+    """What the verdict was measured with: a hash per part (question, template, rubric,
+    judge, prompts; :mod:`~.collect.fingerprint`), for baselines."""
+    answers: list[str] = field(default_factory=list)
+    """A hash of the answer of each replicate the item ran (:func:`answer_hashes`), for
+    baselines to tell a new verdict of the same answer from a new answer."""
 
     @classmethod
     def of_verdicts(
         cls, *, nodeid: str, question_id: str, question_text: str, answering_model: str,
         replicate: int | None, facts: FieldFacts, verdicts: Sequence[Verdict],
         include_trace: bool, vote: ReplicateVote | None = None, prices: PriceTable | None = None,
+        fingerprint: dict[str, str] | None = None,
     ) -> ItemPayload:  # fmt: skip
         """The item's payload; ``include_trace`` keeps the raw responses in the summaries;
         ``facts``: what the question's template says about its fields; ``vote``: the
@@ -300,6 +319,8 @@ class ItemPayload:
             seconds=sum(result.metadata.execution_time or 0.0 for result in results),
             cost=[cost.answerer, cost.judge] if cost is not None else None,
             unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
+            fingerprint=fingerprint,
+            answers=answer_hashes(results),
         )
 
     def for_summary(self) -> ItemPayload:

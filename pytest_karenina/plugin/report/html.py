@@ -19,6 +19,7 @@ from pytest_karenina.plugin.report.cells import decided_elsewhere, rubric_cell, 
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
+from pytest_karenina.plugin.report.gate_html import gate_details_html
 from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.judge_agreement import item_line, item_votes
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
@@ -302,5 +303,6 @@ class HtmlPlugin:
             )
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
-            f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}</div>"
+            f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}"
+            f"{gate_details_html(self.gates)}</div>"
         )

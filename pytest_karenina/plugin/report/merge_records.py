@@ -101,6 +101,16 @@ class TallyRecord(BaseModel):
     traits: NonNegativeInt
 
 
+class JudgeRecord(BaseModel):
+    """:meth:`~..verdict.judge_votes.JudgeVote.to_json`: one answer's judge replicates."""
+
+    model_config = STRICT
+    replicate: PositiveInt | None
+    judge: str
+    outcomes: list[Annotated[Outcome, Field(strict=False)]]
+    values: dict[str, list[Any]]
+
+
 class ItemRecord(BaseModel):
     """One test item: an :class:`~..payload.ItemPayload` and its pytest outcome."""
 
@@ -126,6 +136,8 @@ class ItemRecord(BaseModel):
     unpriced: list[str]
     fingerprint: dict[str, str] | None = None  # not in exports written before issue 26
     answers: list[str] = Field(default_factory=list)
+    judges: list[JudgeRecord] = Field(default_factory=list)  # from issue 26 on
+    flaky_sides: list[str] = Field(default_factory=list)  # from issue 26 on
     outcome: Literal["passed", "failed", "skipped"]
     reason: str | None = None
 
