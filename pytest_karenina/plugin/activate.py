@@ -14,23 +14,33 @@ from pathlib import Path
 
 import pytest
 
+from pytest_karenina.checkpoint import Benchmark
 from pytest_karenina.plugin.collect.changed_since import ChangedSincePlugin, change_set
+from pytest_karenina.plugin.collect.judge_check import labelled_items
+from pytest_karenina.plugin.collect.labels import LabelError, load_labels, shown
 from pytest_karenina.plugin.collect.selection import SelectionPlugin
 from pytest_karenina.plugin.collect.shards import ShardPlugin
 from pytest_karenina.plugin.controller import ControllerPlugin
 from pytest_karenina.plugin.estimate import offline_estimate
 from pytest_karenina.plugin.options.config_place import misplaced_config
 from pytest_karenina.plugin.options.run_config import build_config, check_run, with_search_tools
-from pytest_karenina.plugin.options.settings import resolve_settings
+from pytest_karenina.plugin.options.settings import Settings, resolve_settings
 from pytest_karenina.plugin.process import ProcessRole, process_role, writes_html_report
 from pytest_karenina.plugin.report.github import GUARD
 from pytest_karenina.plugin.report.html import HtmlPlugin
+from pytest_karenina.plugin.report.judge_health import JudgeHealth, JudgeHealthHtml
 from pytest_karenina.plugin.run.heap import HeapSettler
 from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport
 from pytest_karenina.plugin.run.signals import interrupt_on_sigterm
 from pytest_karenina.plugin.run.xdist_partition import XdistControllerPlugin
 from pytest_karenina.plugin.runner import RunnerPlugin
-from pytest_karenina.plugin.stash import CONFIG_KEY, GATE_POLICY_KEY, HEAP_KEY, SETTINGS_KEY
+from pytest_karenina.plugin.stash import (
+    CONFIG_KEY,
+    GATE_POLICY_KEY,
+    HEAP_KEY,
+    LABELLED_ITEMS_KEY,
+    SETTINGS_KEY,
+)
 
 REPLAY_REPORT = "karenina-replay"
 """Name of the replay usage plugin (on the reporting process)."""
@@ -54,6 +64,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()
+    health = judge_check(config, settings, checkpoints)
     manager = config.pluginmanager
     shards = ShardPlugin(*settings.shard) if settings.shard is not None else None
     if shards is not None:
@@ -75,7 +86,9 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         unchanged = changes.unchanged if changes is not None else frozenset()
         narrowed = shards is not None or settings.ci.changed_since is not None
         note = shards.empty_note() if shards is not None else None
-        controller = ControllerPlugin(config, settings, role, unchanged, narrowed, note)
+        controller = ControllerPlugin(
+            config, settings, role, unchanged, narrowed, note, judge_health=health
+        )
         if settings.replay != "off":
             replay = ReplayUsageReport(config, settings)
     if role.runs_items:
@@ -92,3 +105,26 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
     if html:
         manager.register(HtmlPlugin(config, controller.summary, controller.gates), "karenina-html")
+        if health is not None:
+            manager.register(JudgeHealthHtml(health), "karenina-judge-health-html")
+
+
+def judge_check(
+    config: pytest.Config, settings: Settings, checkpoints: tuple[Path, ...]
+) -> JudgeHealth | None:
+    """``--karenina-judge-check``: read the labels (a labels file that does not fit the run is
+    a usage error: nothing runs), make them the checkpoints' items, and return the report of
+    the judge's agreement with people (None without labels)."""
+    if settings.judge_check is None:
+        return None
+    vconfig = config.stash[CONFIG_KEY]
+    try:
+        labels = load_labels(settings.judge_check, checkpoints, vconfig.template_time_limit)
+    except LabelError as exc:
+        raise pytest.UsageError(f"--karenina-judge-check: {exc}") from None
+
+    def items(file: pytest.File, benchmark: Benchmark) -> list[pytest.Item]:
+        return labelled_items(file, benchmark, labels, vconfig)
+
+    config.stash[LABELLED_ITEMS_KEY] = items
+    return JudgeHealth(shown(labels.path), len(labels.labels))

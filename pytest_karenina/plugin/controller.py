@@ -13,6 +13,7 @@ from pytest_karenina.plugin.collect.items import question_items
 from pytest_karenina.plugin.collect.selection import selected_nothing
 from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.gates.completeness import CostCapGate, LostExportGate
+from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
 from pytest_karenina.plugin.gates.protocol import Gate, exit_status, junit_properties, run_lines
 from pytest_karenina.plugin.options.settings import Settings
@@ -23,6 +24,7 @@ from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.github import CommandGuard, github_output
 from pytest_karenina.plugin.report.header import header_lines
 from pytest_karenina.plugin.report.item_record import item_record, run_record
+from pytest_karenina.plugin.report.judge_health import JudgeHealth
 from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
 from pytest_karenina.plugin.report.statements import Line
@@ -58,6 +60,7 @@ class ControllerPlugin:
         unchanged: frozenset[str] = frozenset(),
         narrowed: bool = False,
         nothing_note: str | None = None,
+        judge_health: JudgeHealth | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -76,9 +79,15 @@ class ControllerPlugin:
         self.lost_export = LostExportGate()
         self.gates: list[Gate] = []
         """Asked in this order; they write their lines in it too."""
-        if settings.min_pass_rate is not None:
+        self.judge_health = judge_health
+        """A judge check's agreement with people (its labels are no model's pass rate or
+        baseline: those gates do not apply)."""
+        checking = judge_health is not None
+        if settings.min_pass_rate is not None and not checking:
             self.gates.append(PassRateGate(settings.min_pass_rate, settings.gate_on))
-        if settings.ci.baseline is not None:
+        if judge_health is not None and settings.min_judge_kappa is not None:
+            self.gates.append(JudgeKappaGate(settings.min_judge_kappa, judge_health))
+        if settings.ci.baseline is not None and not checking:
             models = [model.id or "" for model in config.stash[CONFIG_KEY].answering_models]
             self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged, models))
         self.gates += [CostCapGate(), self.lost_export]
@@ -114,6 +123,8 @@ class ControllerPlugin:
             self._take(report)
 
     def _take(self, report: pytest.TestReport) -> None:
+        if self.judge_health is not None:
+            self.judge_health.take(report)
         sent = getattr(report, "karenina", None)
         if isinstance(sent, dict):
             payload = ItemPayload.from_json(sent)
@@ -174,10 +185,14 @@ class ControllerPlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         xml_path = getattr(config.option, "xmlpath", None)
         properties = junit_properties(self.summary, self.gates)
+        if self.judge_health is not None:
+            properties += self.judge_health.properties()
         if xml_path and properties:
             write_suite_properties(xml_path, properties)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.judge_health is not None:
+            write_lines(terminalreporter, self.judge_health.lines())
         write_lines(terminalreporter, run_lines(self.summary, self.gates))
         if self.guard is not None and self.session is not None:
             title = ", ".join(path.name for path in self.settings.checkpoints)

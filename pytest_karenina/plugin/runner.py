@@ -11,6 +11,7 @@ import pytest
 
 from pytest_karenina.plugin.collect.fingerprint import Fingerprints
 from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.collect.judge_check import JudgeCheckItem
 from pytest_karenina.plugin.collect.selection import selected_everything
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.payload import ItemPayload, mark_cost_capped
@@ -32,6 +33,7 @@ from pytest_karenina.plugin.stash import (
     PREFETCHER_KEY,
     REPLAY_USAGE_OUTPUT,
 )
+from pytest_karenina.plugin.verdict.judge_check import attach_check
 
 
 def item_payload(
@@ -138,6 +140,8 @@ class RunnerPlugin:
         if not report.passed:  # here, before xdist adds its worker line to the text
             sent["reason"] = first_line(report.longreprtext)
         report.karenina = sent  # type: ignore[attr-defined]
+        if isinstance(item, JudgeCheckItem) and item.check is not None:
+            attach_check(report, item.check)
         if self.wants_html:
             add_extras(report, payload, trace)
         return report

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pytest_karenina.checkpoint import Benchmark
     from pytest_karenina.config.verification import VerificationConfig
     from pytest_karenina.plugin.options.settings import Settings
     from pytest_karenina.plugin.run.heap import HeapSettler
@@ -36,6 +39,12 @@ PREFETCHER_KEY: pytest.StashKey[Prefetcher] = pytest.StashKey()
 
 HEAP_KEY: pytest.StashKey[HeapSettler] = pytest.StashKey()
 """Freezes a large run's heap (see :mod:`pytest_karenina.plugin.run.heap`); set on activation."""
+
+LABELLED_ITEMS_KEY: pytest.StashKey[Callable[[pytest.File, Benchmark], list[pytest.Item]]] = (
+    pytest.StashKey()
+)
+"""``--karenina-judge-check``: makes a checkpoint file's items from the labels of its questions
+(instead of one item per question); set when the plugin activates."""
 
 COLLECTED_KEY = pytest.StashKey[int]()
 """How many question items the checkpoint files yielded in this process."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     CONFIG_KEY,
     GATE_POLICY_KEY,
+    LABELLED_ITEMS_KEY,
     PREFETCHER_KEY,
     QUESTIONS_DIGEST_KEY,
     SETTINGS_KEY,
@@ -142,9 +143,10 @@ class CheckpointFile(pytest.File):
         grouped = self.config.stash[SETTINGS_KEY].replicate_policy.groups_replicates
         combinations = model_replicates(self.config.stash[CONFIG_KEY], grouped)
         stash = self.config.stash
-        stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + len(benchmark.questions) * len(
-            combinations
-        )
+        labelled = stash.get(LABELLED_ITEMS_KEY, None)  # --karenina-judge-check: labels
+        made = labelled(self, benchmark) if labelled is not None else None
+        count = len(made) if made is not None else len(benchmark.questions) * len(combinations)
+        stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + count
         stash[QUESTIONS_DIGEST_KEY] = questions_digest(
             (question.id for question in benchmark.questions), stash.get(QUESTIONS_DIGEST_KEY, 0)
         )
@@ -154,6 +156,9 @@ class CheckpointFile(pytest.File):
         problem = unknown_gate_traits(stash[GATE_POLICY_KEY].rules, traits)
         if problem is not None:
             raise self.CollectError(f"--karenina-rubric-gates: {problem}")
+        if made is not None:
+            yield from made
+            return
         for question in benchmark.questions:
             name = unique_name(question_slug(question.id), question.id, names)
             names.add(name)
@@ -195,6 +200,9 @@ class QuestionItem(pytest.Item):
         self.vote: ReplicateVote | None = None
         self.cost_capped = False
         """Setup skipped the item: the cost cap did not start its pipeline."""
+        self.given_answer: Mapping[str, Any] | None = None
+        """The answer the pipeline judges instead of asking the answering model (a
+        judge-check item's label); None: the answering model answers."""
 
     @property
     def has_rubric(self) -> bool:

@@ -151,6 +151,18 @@ CORE_OPTIONS: tuple[Option, ...] = (
         choices=get_args(GateOn),
     ),
     Option(
+        "judge-check",
+        "Run only the judge on the answers of a labels file (CSV or JSON: question id, "
+        "answer, people's verdict, field values) and report its agreement with the people",
+        metavar="LABELS",
+    ),
+    Option(
+        "min-judge-kappa",
+        "With --karenina-judge-check: exit 0 only when Cohen's kappa of every judge against "
+        "the labels is at least X (-1 to 1)",
+        metavar="X",
+    ),
+    Option(
         "llm-timeout",
         "Seconds one LLM call may take in all, retries and waits included (default 600)",
         metavar="S",

@@ -4,7 +4,9 @@ Model strings: with ``--karenina-endpoint`` (or interface ``openai_endpoint``) a
 server's model name as is (``llama3:8b``); with interface ``manual`` it is the JSON file of
 recorded answers; otherwise ``provider:model`` as ``init_chat_model`` takes it. A string equal
 to the ``id`` of a preset model picks that model. Without ``--karenina-parsing-model`` the
-preset's parsing models are used, else the answering models judge their own answers.
+preset's parsing models are used, else the answering models judge their own answers. With
+``--karenina-judge-check`` no model answers: the labels file's answers stand in for the
+answering models (which still judge when no parsing model is given).
 """
 
 from __future__ import annotations
@@ -50,6 +52,18 @@ def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> Mode
     return ModelConfig(id=text, model_provider=provider, model_name=name, interface="langchain")
 
 
+LABELS_MODEL_ID = "labels"
+"""The answering model of a ``--karenina-judge-check`` run: the labels file's answers."""
+
+
+def labelled_answers(labels: Path) -> ModelConfig:
+    """The answering model of a judge-check run: manual, never asked (each item hands its
+    labelled answer to the pipeline), named after the labels file."""
+    return ModelConfig(
+        id=LABELS_MODEL_ID, model_name=labels.name, interface="manual", manual_traces={}
+    )
+
+
 def _base(settings: Settings) -> VerificationConfig | None:
     if settings.preset is None:
         return None
@@ -72,7 +86,7 @@ def build_config(settings: Settings) -> VerificationConfig:
     parsing = [_model(text, settings, known) for text in settings.parsing_models]
     if not answering:
         answering = list(base.answering_models) if base is not None else []
-    if not answering:
+    if not answering and settings.judge_check is None:
         raise pytest.UsageError(
             "pytest-karenina: no answering model; give --karenina-answering-model "
             "(e.g. openai:gpt-4.1-mini) or a preset with --karenina-config"
@@ -88,6 +102,8 @@ def build_config(settings: Settings) -> VerificationConfig:
     values: dict[str, Any] = {}
     if base is not None:
         values = {name: getattr(base, name) for name in VerificationConfig.model_fields}
+    if settings.judge_check is not None:  # the labels hold the answers: nothing answers
+        answering = [labelled_answers(settings.judge_check)]
     values.update(answering_models=answering, parsing_models=parsing)
     updates = {
         "evaluation_mode": settings.mode,

@@ -121,6 +121,10 @@ class Settings:
     """Gate rules as written (checked when the settings are resolved)."""
     rubric_score_threshold: float = 0.5
     """Normalised score a score trait needs to pass by default."""
+    judge_check: Path | None = None
+    """A labels file: its labelled answers are the items, judged and compared with people."""
+    min_judge_kappa: float | None = None
+    """With ``judge_check``: the least Cohen's kappa every judge must reach."""
     ci: CiSettings = dataclasses.field(default_factory=CiSettings)
     """Baselines and CI output."""
 
@@ -198,6 +202,12 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         raise pytest.UsageError(
             f"--karenina-rubric-score-threshold: must be between 0 and 1, got {score_threshold}"
         )
+    judge_check, min_kappa = path("judge-check"), number("min-judge-kappa", float, -1.0)
+    if min_kappa is not None and (min_kappa > 1 or judge_check is None):
+        why = f"must be between -1 and 1, got {min_kappa}" if min_kappa > 1 else ""
+        raise pytest.UsageError(
+            f"--karenina-min-judge-kappa: {why or 'needs --karenina-judge-check LABELS'}"
+        )
     rubric_gates = tuple(raw["rubric-gates"] or ())
     _check_gate_rules(rubric_gates)
 
@@ -271,6 +281,8 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         rubric_gate=bool(flag("rubric-gate")),
         rubric_gates=rubric_gates,
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
+        judge_check=judge_check,
+        min_judge_kappa=min_kappa,
         ci=resolve_ci_settings(config, checkpoints, results),
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +91,11 @@ class PrefetchItem(Protocol):
 
     @property
     def has_rubric(self) -> bool: ...
+
+    @property
+    def given_answer(self) -> Mapping[str, Any] | None:
+        """An answer to judge instead of asking the answering model (judge-check items)."""
+        ...
 
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
@@ -198,6 +203,7 @@ class Prefetcher:
         code = item.question.template_code
         seconds = self.vconfig.template_time_limit
         workspace_root = self.settings.workspace_root or item.path.parent
+        given = dict(item.given_answer) if item.given_answer is not None else None
 
         journal = self.journal
 
@@ -209,7 +215,7 @@ class Prefetcher:
             def answer(tasks: list[Task]) -> list[VerificationResult]:
                 return run_answer_group(
                     tasks, self.vconfig, self.llm, orchestrator, self.run_name,
-                    workspace_root=workspace_root,
+                    workspace_root=workspace_root, cached_answer=given,
                 )  # fmt: skip
 
             try:
