@@ -225,10 +225,10 @@ def run_answer_group(
     cached_answer: dict[str, Any] | None = None,
 ) -> list[VerificationResult]:
     """Run tasks sharing one answer (same question, answering model, replicate) in order;
-    the first generated answer is reused by the later parsing models (spec 5.3). With
-    agentic parsing they share one workspace too, removed after the last of them.
-    ``cached_answer``: an answer given in advance (the artifacts GenerateAnswer sets), judged
-    instead of asking the answering model."""
+    the first generated answer is reused by the later parsing models (spec 5.3) and judge
+    replicates, which judge it again. With agentic parsing they share one workspace too,
+    removed after the last of them. ``cached_answer``: an answer given in advance (the
+    artifacts GenerateAnswer sets), judged instead of asking the answering model."""
     results: list[VerificationResult] = []
     answer: dict[str, Any] | None = cached_answer
     slot = _workspace_slot(tasks[0], config, workspace_root) if tasks else None
