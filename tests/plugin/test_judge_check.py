@@ -83,10 +83,15 @@ def test_each_label_is_an_item_judged_without_answering(
     ])  # fmt: skip
     assert 'extraction {"capital": "Rome"}' in text
 
-    properties = {
-        p.get("name"): p.get("value")
-        for p in ET.parse(pytester.path / "junit.xml").getroot().iter("property")
-    }
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    people = [
+        p.get("value")
+        for case in root.iter("testcase")
+        for p in case.iter("property")
+        if p.get("name") == "karenina.people_verdict"
+    ]
+    assert sorted(people) == ["fail", "fail", "pass", "pass", "pass", "pass"]
     assert properties["karenina.judge_kappa"] == "0.2500"
     assert properties["karenina.judge_fpr"] == "0.5000"
     assert properties["karenina.judge_labels"] == "6"
@@ -179,6 +184,20 @@ def test_a_recorded_answer_is_judged_again_from_the_export(
     result.assert_outcomes(passed=1)
     judged = openai_server.chat_requests[before:]
     assert len(judged) == 1 and judged[0].structured and "It is Lyon." in judged[0].text
+
+
+def test_judge_calls_replay_offline(pytester: pytest.Pytester, openai_server: OpenAIServer) -> None:
+    """Recorded once, a judge check replays strictly: the same verdicts, no request."""
+    judge(openai_server)
+    recorded = labelled_run(pytester, openai_server, "--karenina-replay", "record")
+    recorded.assert_outcomes(passed=4, failed=2)
+    openai_server.reset()
+
+    replayed = labelled_run(pytester, openai_server, "--karenina-replay", "strict")
+
+    replayed.assert_outcomes(passed=4, failed=2)
+    assert openai_server.requests == []
+    assert HEALTH in replayed.stdout.str()
 
 
 @pytest.mark.parametrize(

@@ -280,3 +280,23 @@ def test_the_judge_is_named_by_its_parsing_models_id(tmp_path: Path) -> None:
     result = fields_result("Au", meta={"parsing": judge})
     verdicts = decide_verdicts([result], {}, DEFAULT_POLICY, gating=False)
     assert check_label(label, verdicts, FACTS).readings[0].judge == "local-judge"
+
+
+def test_the_worked_example_of_the_docs_is_what_the_summary_prints() -> None:
+    """docs/statistics.md shows the line a judge with 18 TP, 2 FN, 4 FP, 16 TN gets."""
+    judge = "gpt-4.1-mini"
+    counts = {(True, Outcome.PASS): 18, (True, Outcome.VERIFY_FAIL): 2,
+              (False, Outcome.PASS): 4, (False, Outcome.VERIFY_FAIL): 16}  # fmt: skip
+    pairs = [pair for pair, count in counts.items() for _ in range(count)]
+    checks = [
+        label_check(order, people, reading(judge, outcome))
+        for order, (people, outcome) in enumerate(pairs)
+    ]
+    line = health_of(*checks).judge_line(judge)
+    assert line == (
+        "judge gpt-4.1-mini: accuracy 85.0% (34/40, 95% CI 70.9%-92.9%); true positive rate "
+        "90.0% (18/20); false positive rate 20.0% (4/20); Cohen's kappa 0.70 (95% CI 0.48 to "
+        "0.92)"
+    )
+    docs = Path(__file__).resolve().parents[2] / "docs" / "statistics.md"
+    assert line in docs.read_text(encoding="utf-8")

@@ -16,7 +16,6 @@ import pytest
 from pytest_karenina.checkpoint import Benchmark
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.plugin.collect.items import (
-    NO_VERDICT,
     ModelReplicate,
     QuestionItem,
     question_slug,
@@ -27,6 +26,11 @@ from pytest_karenina.plugin.verdict.judge_check import (
     Label,
     LabelCheck,
     check_label,
+)
+
+UNMEASURED = (
+    "unmeasured: a judge reached no verdict on this answer (the evaluation mode decided "
+    "nothing, or its judge replicates tie)"
 )
 
 
@@ -60,7 +64,7 @@ class JudgeCheckItem(QuestionItem):
         check = self.check
         agrees = check.agrees if check is not None else None
         if check is None or agrees is None:
-            pytest.skip(NO_VERDICT)
+            pytest.skip(UNMEASURED)
         if not agrees:
             raise JudgeDisagrees(check)
 
