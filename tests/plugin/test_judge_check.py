@@ -115,6 +115,24 @@ def test_the_disagreement_is_explained_and_selectable_per_label(
     assert "labels.csv: 1 of 6 labels judged" in result.stdout.str()
 
 
+def test_last_failed_reruns_the_disagreeing_labels(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    judge(openai_server)
+    checkpoint = capitals_checkpoint(pytester.path)
+    (pytester.path / "labels.csv").write_text(LABELS, encoding="utf-8")
+    args = [a for a in endpoint_args(openai_server) if a not in ("-p", "no:cacheprovider")]
+    args += ["--karenina", str(checkpoint), "--karenina-judge-check", "labels.csv"]
+    pytester.runpytest(*args).assert_outcomes(passed=4, failed=2)
+    before = len(openai_server.chat_requests)
+
+    again = pytester.runpytest(*args, "--lf")
+
+    again.assert_outcomes(failed=2)
+    assert "run-last-failure: rerun previous 2 failures" in again.stdout.str()
+    assert len(openai_server.chat_requests) == before + 2
+
+
 @pytest.mark.parametrize(
     ("kappa", "status", "line"),
     [("0.2", pytest.ExitCode.OK, "judge kappa test-model 0.25 (95% CI -0.56 to 1.00), needs "
