@@ -14,6 +14,7 @@ The :class:`LabelCheck` travels from the process that ran the item to the one th
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,9 +201,8 @@ class LabelCheck:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        for reading, found in zip(self.readings, data["readings"], strict=True):
-            found["extraction"] = dict(reading.extraction)
+        """Builtins only (lists, dicts, strings, numbers): what xdist ships."""
+        data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self), default=str))
         return data
 
     @classmethod
