@@ -128,8 +128,8 @@ def test_template_code_that_raises_is_an_error_everywhere_and_no_regression(
     assert "n/a (error:template)" in entry["kscore"]
     # The baseline's q1 passed: an error now is no regression of the model, and no pass.
     result.stdout.fnmatch_lines([
-        "karenina baseline baseline.json: 0 regressions, 0 score drops, 1 errors, 0 fixed, "
-        "0 new, 0 missing (3 compared): gate FAILED",
+        "karenina baseline baseline.json: 0 regressions, 0 score drops, 1 errors, "
+        "0 improvements, 0 new, 0 missing (3 compared): gate FAILED",
         f"  error: q1 [[]test-model[]]: pass -> error: {TYPO_REASON}",
     ])  # fmt: skip
     assert "regression:" not in result.stdout.str()

@@ -107,9 +107,12 @@ def test_regressions_and_fixes_reach_the_job_summary(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     markdown = step_summary.read_text()
     assert (
-        "**Regressions against baseline.json** (1)\n\n- q1 \\[test-model\\]: pass -\\> fail"
+        "**Regressions against baseline.json** (1)\n\n- q1 \\[test-model\\]: pass -\\> fail "
+        "(answer-side)"
     ) in markdown
-    assert "**Fixed** (1)\n\n- q3 \\[test-model\\]: fail -\\> pass" in markdown
+    assert "**Improvements** (1)\n\n- q3 \\[test-model\\]: fail -\\> pass (answer-side)" in (
+        markdown
+    )
 
 
 def test_merge_writes_the_same_github_output(

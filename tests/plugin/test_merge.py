@@ -258,3 +258,82 @@ def test_a_damaged_export_is_refused_naming_the_file_and_item(
     pytest.LineMatcher(err.splitlines()).fnmatch_lines(
         [f"pytest-karenina merge: {export}: {message}"]
     )
+
+
+def script_model(
+    server: OpenAIServer, model: str, wrong: dict[str, tuple[str, int | None]]
+) -> None:
+    """``model`` names each capital of :data:`SEVEN`, but ``wrong[qid] = (city, times)``: that
+    city the first ``times`` answers (every answer when None)."""
+    for qid, (country, capital) in SEVEN.items():
+        asked = f"capital of {country}"
+        if qid in wrong:
+            city, times = wrong[qid]
+            server.add_rule(f"It is {city}.", structured=False, contains=asked, model=model,
+                            times=times)  # fmt: skip
+            server.add_rule({"capital": city}, structured=True, contains=f"It is {city}.")
+        server.add_rule(f"It is {capital}.", structured=False, contains=asked, model=model)
+        server.add_rule({"capital": capital}, structured=True, contains=f"It is {capital}.")
+
+
+def baseline_section(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("karenina baseline "))
+    return [line for line in lines[start:] if line.startswith(("karenina baseline", "  "))]
+
+
+def test_merged_baseline_decisions_equal_the_unsharded_runs(
+    pytester: pytest.Pytester, openai_server: OpenAIServer,
+    capsys: pytest.CaptureFixture[str], dist: list[str],
+) -> None:  # fmt: skip
+    """Issue 26: a model swap (two models each side, mapped across), four replicates, two
+    questions that fail every time (p = 0.029 each: regressions alone, likely regressions once
+    Holm's correction counts both) in different shards, and a noisy one. Each shard alone
+    would call its question a regression; the merge decides over the whole run, as the
+    unsharded run does, with the mapping and fail-on setting the shards ran with."""
+    checkpoint = capitals_checkpoint(pytester.path, SEVEN)
+    baseline = pytester.path / "baseline.json"
+    common = [
+        "--karenina", str(checkpoint), "--karenina-endpoint", openai_server.base_url,
+        "--karenina-parsing-model", "judge-model", "--karenina-replicates=4",
+        "-p", "no:cacheprovider", f"--karenina-baseline={baseline}",
+    ]  # fmt: skip
+    for model in ("a1", "a2"):
+        script_model(openai_server, model, {})
+    models = ["--karenina-answering-model", "a1", "--karenina-answering-model", "a2"]
+    assert pytester.runpytest(*common, *models, "--karenina-baseline-update").ret == 0
+
+    def script_run() -> None:
+        openai_server.reset()
+        script_model(openai_server, "b1", {"q2": ("Milan", None), "q4": ("Toledo", 1)})
+        script_model(openai_server, "b2", {"q6": ("Valparaiso", None)})
+
+    run = [
+        *common, "--karenina-answering-model", "b1", "--karenina-answering-model", "b2",
+        "--karenina-baseline-model=b1=a2", "--karenina-baseline-model=b2=a1",
+        "--karenina-baseline-fail-on=likely",
+    ]  # fmt: skip
+    script_run()
+    whole = pytester.runpytest(*run)
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    expected = baseline_section(whole.stdout.str())
+    assert expected[0].startswith("karenina baseline baseline.json: 0 regressions, "
+                                  "2 likely regressions, ")  # fmt: skip
+    script_run()
+    parts, alone = [], []
+    for index in (1, 2, 3):
+        extra = dist if index == 1 else []
+        shard = pytester.runpytest(*run, f"--karenina-shard={index}/3",
+                                   f"--karenina-results=s{index}.json", *extra)  # fmt: skip
+        alone += [line for line in shard.stdout.lines if "regression: " in line]
+        parts.append(pytester.path / f"s{index}.json")
+    assert sorted(line.split(":")[0] for line in alone) == ["  regression"] * 2
+    capsys.readouterr()
+
+    code, out, err = merge(capsys, pytester.path / "merged.json", *parts, "--baseline", baseline)
+
+    assert (code, err) == (whole.ret, "")
+    assert baseline_section(out) == expected
+    code, out, _ = merge(capsys, pytester.path / "merged.json", *parts, "--baseline", baseline,
+                         "--baseline-fail-on", "regression")  # fmt: skip
+    assert code == pytest.ExitCode.OK

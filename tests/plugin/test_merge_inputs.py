@@ -102,7 +102,8 @@ RUN = [
         "version", "checkpoints", "shard", "replicate_policy", "replicate_policy.kind",
         "replicate_policy.k", "compare_to", "min_pass_rate", "gate_on", "score_tolerance",
         "selection", "selection.collected", "selection.selected", "selection.digest",
-        "selection.unchanged", "skipped", "other_failures", "cost_capped")),
+        "selection.unchanged", "skipped", "other_failures", "cost_capped", "baseline_models",
+        "baseline_fail_on")),
 ]  # fmt: skip
 SUMMARY = [
     "category", "verify_result", "granular_score", "parsing_model", "deciding_stage", "reason",
@@ -117,7 +118,8 @@ ITEM = [
     "version", "nodeid", "category", "question_id", "question", "answering_model", "replicate",
     "score", "input_tokens", "output_tokens", "rubric", "rubric.passed", "rubric.gated",
     "rubric.traits", "summaries", "results", "flaky", "replicates", "replicate_passes",
-    "seconds", "cost", "unpriced", "outcome", "reason",
+    "seconds", "cost", "unpriced", "outcome", "reason", "answers", "fingerprint",
+    *(f"fingerprint.{part}" for part in ("question", "template", "rubric", "judge", "prompts")),
     *(f"summaries.0.{name}" for name in SUMMARY),
 ]  # fmt: skip
 FAILED_ITEM = "pytest_karenina.items.1"
@@ -127,8 +129,13 @@ ANY = {"value", "custom_fields", "fields"}
 """Fields whose values may be anything."""
 WHOLE = {"verification_config", "rubric_definition", "results"}
 """Fields damaged as a whole (the merge compares or copies them, it does not read them)."""
-OPTIONAL = {"shared_data", f"{FAILED_ITEM}.reason"}
-"""Fields a shard export may leave out: the merge reads the others."""
+OPTIONAL = {
+    "shared_data", f"{FAILED_ITEM}.reason", f"{FAILED_ITEM}.fingerprint",
+    f"{FAILED_ITEM}.answers", "pytest_karenina.run.baseline_models",
+    "pytest_karenina.run.baseline_fail_on",
+}  # fmt: skip
+"""Fields a shard export may leave out (the last four: exports written before issue 26): the
+merge reads the others."""
 
 
 def parts(field: str) -> list[str | int]:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from pytest_karenina.plugin.collect.fingerprint import PARTS
 from pytest_karenina.plugin.gates.baseline import VERSION, BaselineEntry, Key
 from pytest_karenina.plugin.gates.baseline_classes import ALPHA, Kind, classify
 from pytest_karenina.plugin.gates.baseline_pairs import Pairing, pair_models
@@ -226,7 +227,8 @@ def diff(
         )
     elif unknown:
         found.notes.append(f"{unknown} entries without a fingerprint count as comparable")
-    _check_coverage(found, current, pairing)
+    parts = {part for change in changes for part in change.changed}
+    _check_coverage(found, current, pairing, [part for part in PARTS if part in parts])
     return found
 
 
@@ -242,14 +244,18 @@ def _pair_line(pair: tuple[str, str], kinds: Counter[Kind]) -> str:
 
 
 def _check_coverage(
-    found: BaselineDiff, current: Mapping[Key, BaselineEntry], pairing: Pairing
+    found: BaselineDiff, current: Mapping[Key, BaselineEntry], pairing: Pairing, parts: list[str]
 ) -> None:
-    """A gate that compared nothing fails; a run mostly new or missing says so loudly."""
+    """A gate that compared nothing fails; a run mostly new or missing says so loudly;
+    ``parts``: the parts of the fingerprints that changed."""
     hint = pairing.hint()
     new, missing = len(found.new), len(found.missing)
     if found.compared == 0 and current and not found.kept:
         if found.not_comparable and not (new or missing):
-            what = f"all {len(found.not_comparable)} entries are measured differently now"
+            what = (
+                f"all {len(found.not_comparable)} entries are measured differently now "
+                f"({', '.join(parts)} changed)"
+            )
         else:
             what = f"{new} new, {missing} missing, {len(found.not_comparable)} not comparable"
         found.problem = (

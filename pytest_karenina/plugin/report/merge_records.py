@@ -92,6 +92,17 @@ class SummaryRecord(BaseModel):
     rubric_gates: Pair
 
 
+class FingerprintRecord(BaseModel):
+    """:mod:`~..collect.fingerprint`: a hash per part of what the verdict was measured with."""
+
+    model_config = STRICT
+    question: str
+    template: str
+    rubric: str
+    judge: str
+    prompts: str
+
+
 class TallyRecord(BaseModel):
     """:class:`~..payload.RubricTally`."""
 
@@ -134,7 +145,7 @@ class ItemRecord(BaseModel):
     seconds: Money
     cost: Annotated[list[Money], Field(min_length=2, max_length=2)] | None
     unpriced: list[str]
-    fingerprint: dict[str, str] | None = None  # not in exports written before issue 26
+    fingerprint: FingerprintRecord | None = None  # not in exports written before issue 26
     answers: list[str] = Field(default_factory=list)
     judges: list[JudgeRecord] = Field(default_factory=list)  # from issue 26 on
     flaky_sides: list[str] = Field(default_factory=list)  # from issue 26 on
