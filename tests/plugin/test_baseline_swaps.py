@@ -328,3 +328,31 @@ def test_the_html_report_lists_the_classes_in_headless_chromium(
     assert "Regressions against baseline.json</strong> (1)" in dom
     assert "<li>q1 [m]: 5/5 -&gt; 0/5 passed (p=0.0079, Holm 0.0079; answer-side)</li>" in dom
     assert "Noise (within what the replicates vary by)</strong> (1)" in dom
+
+
+def test_the_github_job_summary_lists_the_classes(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replicates = "--karenina-replicates=5"
+    record(pytester, openai_server, ["gpt-a"], replicates)
+    openai_server.reset()
+    script(openai_server, "qwen-b", {"q1": ("Lyon", 5), "q2": ("Milan", 1)})
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+
+    result = run(pytester, openai_server, ["qwen-b"], replicates, "--karenina-github=yes")
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    markdown = summary.read_text()
+    assert "- karenina baseline baseline.json: 1 regressions, 0 score drops, 0 improvements, " in (
+        markdown
+    )
+    assert (
+        "**Compared** (2)\n\n- qwen-b vs baseline gpt-a: 3 questions compared, 1 regressions\n"
+        "- verdict changes: 0 judge-side (same answer, new verdict), 2 answer-side (new answer)"
+    ) in markdown
+    assert (
+        "**Regressions against baseline.json** (1)\n\n- q1 \\[qwen-b vs gpt-a\\]: 5/5 -\\> 0/5 "
+        "passed (p=0.0079, Holm 0.0079; answer-side)"
+    ) in markdown
+    assert "**Noise (within what the replicates vary by)** (1)" in markdown

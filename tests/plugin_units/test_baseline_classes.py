@@ -300,3 +300,23 @@ def test_classes_reach_the_details_the_reports_show() -> None:
     assert details["Not comparable (measured differently: not counted)"] == [
         "q2 [b vs a]: template changed"
     ]
+
+
+def test_the_worked_example_of_the_statistics_page() -> None:
+    """docs/statistics.md, "Comparing a run with its baseline": forty questions, five moved."""
+    moved = {"q07": (5, 0), "q12": (5, 1), "q19": (4, 5), "q23": (5, 3), "q27": (0, 4),
+             "q31": (2, 5)}  # fmt: skip
+    questions = [f"q{i:02}" for i in range(1, 41)]
+    before = entries(*(entry(q, "m", moved.get(q, (5, 5))[0], 5) for q in questions))
+    now = entries(*(entry(q, "m", moved.get(q, (5, 5))[1], 5) for q in questions))
+
+    assert diff("baseline.json", before, now, 0.0).lines() == [
+        "karenina baseline baseline.json: 1 regressions, 1 likely regressions, 0 score drops, "
+        "0 improvements, 4 noise, 0 new, 0 missing (40 compared): gate FAILED",
+        "  regression: q07 [m]: 5/5 -> 0/5 passed (p=0.0079, Holm 0.024)",
+        "  likely regression: q12 [m]: 5/5 -> 1/5 passed (p=0.048, Holm 0.095)",
+        "  noise: q19 [m]: 4/5 -> 5/5 passed (p=1, never significant)",
+        "  noise: q23 [m]: 5/5 -> 3/5 passed (p=0.44, never significant)",
+        "  noise: q27 [m]: 0/5 -> 4/5 passed (p=0.048, Holm 0.095)",
+        "  noise: q31 [m]: 2/5 -> 5/5 passed (p=0.17, never significant)",
+    ]
