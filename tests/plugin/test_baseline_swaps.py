@@ -356,3 +356,29 @@ def test_the_github_job_summary_lists_the_classes(
         "passed (p=0.0079, Holm 0.0079; answer-side)"
     ) in markdown
     assert "**Noise (within what the replicates vary by)** (1)" in markdown
+
+
+def test_re_judged_recorded_answers_show_judge_side_changes(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    """Section 4 with a baseline: ``--karenina-replay answers`` judges the recorded answers
+    anew, so every verdict change is judge-side: q1's template changed (not comparable), the
+    judge now reads Kyoto from q3's recorded "It is Tokyo." (a regression)."""
+    store = f"--karenina-replay-store={pytester.path / 'calls.jsonl'}"
+    record(pytester, openai_server, ["m"], "--karenina-replay=record", store)
+    checkpoint(pytester.path, q1=CAPITAL_TEMPLATE.format(capital="Lyon"))
+    openai_server.reset()
+    for said, read in (("Paris", "Paris"), ("Rome", "Rome"), ("Tokyo", "Kyoto")):
+        openai_server.add_rule({"capital": read}, structured=True, contains=f"It is {said}.")
+
+    result = run(pytester, openai_server, ["m"], "--karenina-replay=answers", store, *dist)
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert all(request.structured for request in openai_server.chat_requests)  # judge only
+    assert baseline_lines(result) == [
+        "karenina baseline baseline.json: 1 regressions, 0 score drops, 0 improvements, "
+        "1 not comparable, 0 new, 0 missing (2 compared): gate FAILED",
+        "  verdict changes: 2 judge-side (same answer, new verdict), 0 answer-side (new answer)",
+        "  regression: q3 [m]: pass -> fail (judge-side)",
+        "  not comparable: q1 [m]: template changed; pass -> fail (judge-side)",
+    ]

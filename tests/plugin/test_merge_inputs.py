@@ -118,7 +118,8 @@ ITEM = [
     "version", "nodeid", "category", "question_id", "question", "answering_model", "replicate",
     "score", "input_tokens", "output_tokens", "rubric", "rubric.passed", "rubric.gated",
     "rubric.traits", "summaries", "results", "flaky", "replicates", "replicate_passes",
-    "seconds", "cost", "unpriced", "outcome", "reason", "answers", "fingerprint",
+    "seconds", "cost", "unpriced", "outcome", "reason", "answers", "fingerprint", "judges",
+    "flaky_sides",
     *(f"fingerprint.{part}" for part in ("question", "template", "rubric", "judge", "prompts")),
     *(f"summaries.0.{name}" for name in SUMMARY),
 ]  # fmt: skip
@@ -131,11 +132,11 @@ WHOLE = {"verification_config", "rubric_definition", "results"}
 """Fields damaged as a whole (the merge compares or copies them, it does not read them)."""
 OPTIONAL = {
     "shared_data", f"{FAILED_ITEM}.reason", f"{FAILED_ITEM}.fingerprint",
-    f"{FAILED_ITEM}.answers", "pytest_karenina.run.baseline_models",
-    "pytest_karenina.run.baseline_fail_on",
+    f"{FAILED_ITEM}.answers", f"{FAILED_ITEM}.judges", f"{FAILED_ITEM}.flaky_sides",
+    "pytest_karenina.run.baseline_models", "pytest_karenina.run.baseline_fail_on",
 }  # fmt: skip
-"""Fields a shard export may leave out (the last four: exports written before issue 26): the
-merge reads the others."""
+"""Fields a shard export may leave out (all but the first two: exports written before issue
+26): the merge reads the others."""
 
 
 def parts(field: str) -> list[str | int]:

@@ -21,7 +21,7 @@ from pytest_karenina.config.choices import (
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
+from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS, BaselineFailOn
 from pytest_karenina.plugin.options.ci_settings import CiSettings
 from pytest_karenina.plugin.options.declare import (
     BOOL_WORDS,
@@ -44,6 +44,7 @@ CHOICES: dict[str, Any] = {
     "deep-judgment-rubric": DeepJudgmentRubricMode,
     "gate-on": GateOn,
     "flaky": FlakyMode,
+    "baseline-fail-on": BaselineFailOn,
 }
 """Every option with choices and the Literal it takes them from."""
 
@@ -109,12 +110,14 @@ def test_literal_values() -> None:
     )  # fmt: skip
     assert get_args(RubricStrategy) == ("batch", "sequential")
     assert get_args(HtmlTrace) == ("failed", "all", "none")
+    assert get_args(BaselineFailOn) == ("regression", "likely")
 
 
 @pytest.mark.parametrize("name", sorted(CHOICES))
 def test_settings_fields_use_the_same_literal(name: str) -> None:
-    """The Settings field of an option with choices is typed with that option's Literal."""
-    hints = get_type_hints(Settings)
+    """The Settings field of an option with choices (CiSettings' for a CI option) is typed with
+    that option's Literal."""
+    hints = get_type_hints(Settings) | get_type_hints(CiSettings)
     assert _literal_of(hints[name.replace("-", "_")]) == CHOICES[name]
 
 
@@ -145,7 +148,7 @@ def test_every_option_has_a_settings_field() -> None:
     ]
     assert missing == []
     ci_fields = {f.name for f in dataclasses.fields(CiSettings)}
-    ci_renamed = {"github-annotations": "annotations"}
+    ci_renamed = {"github-annotations": "annotations", "baseline-model": "baseline_models"}
     assert [
         option.name
         for option in CI_OPTIONS
