@@ -1,6 +1,7 @@
-"""``examples/github-workflow.yml`` (shown in docs/ci.md): it parses, and every command and
+"""``examples/github-workflow.yml`` (shown in docs/ci.md): it parses, every command and
 option it runs exists (pytest's options as ``pytest --help`` lists them with the plugin
-loaded, the merge command's as its parser accepts them)."""
+loaded, the merge command's as its parser accepts them), and every job installs
+pytest-karenina from the one package spec the user sets, ``KARENINA_PACKAGE``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+import pytest_karenina
 from pytest_karenina.plugin.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,3 +75,28 @@ def test_the_merge_command_of_the_workflow_parses(
     assert code == pytest.ExitCode.USAGE_ERROR
     assert "none.json: no such file" in captured.err
     assert "unrecognized arguments" not in captured.err
+
+
+def test_every_job_installs_the_one_package_spec_the_workflow_sets() -> None:
+    """``KARENINA_PACKAGE`` is set once, for the whole workflow, to the wheel that
+    ``python -m build`` makes of this version; each job installs exactly it, nothing
+    overrides it, and no other step names the package, so one edit moves every job to an
+    index, a git tag or another wheel."""
+    data = workflow()
+    version = pytest_karenina.__version__
+    assert data["env"]["KARENINA_PACKAGE"] == f"./ci/pytest_karenina-{version}-py3-none-any.whl"
+    header = WORKFLOW.read_text().split("\nname:", 1)[0]
+    for form in ("KARENINA_PACKAGE", "pytest-karenina ", "git+https://", "-py3-none-any.whl"):
+        assert form in header, form
+    for name, job in data["jobs"].items():
+        assert "KARENINA_PACKAGE" not in job.get("env", {}), name
+        runs = [step.get("run", "") for step in job["steps"]]
+        installs = [run.strip() for run in runs if re.search(r"\bpip\b", run)]
+        assert installs == ['python -m pip install "$KARENINA_PACKAGE"'], name
+        named = [r for r in runs if re.search(r"pytest[-_]karenina(?! merge)", r)]
+        assert named == [], name
+        # The pip cache follows the package spec: its key is this file, where the spec is.
+        (setup,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-py")]
+        assert setup["with"]["cache"] == "pip"
+        assert setup["with"]["cache-dependency-path"] == ".github/workflows/benchmark.yml"
+    assert "copy to .github/workflows/benchmark.yml" in header
