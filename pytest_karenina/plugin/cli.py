@@ -1,10 +1,10 @@
 """The ``pytest-karenina`` command: ``pytest-karenina merge OUT.json SHARD.json...``.
 
 ``merge`` combines the exports of shard runs into one export, prints the summary the plugin
-prints, applies the same gates (pass rate, baseline; by default with the settings the shards
-ran with) and exits with pytest's codes: 0 when everything passed or the gates passed, 1
-otherwise (and for a merge missing shards), 4 for inputs or outputs it refuses, 5 when there
-is nothing.
+prints (and a judge check's judge health), applies the same gates (pass rate, baseline, judge
+kappa; by default with the settings the shards ran with) and exits with pytest's codes: 0
+when everything passed or the gates passed, 1 otherwise (and for a merge missing shards), 4
+for inputs or outputs it refuses, 5 when there is nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 
 from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.gates.completeness import CostCapGate, IncompleteMergeGate
+from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
 from pytest_karenina.plugin.gates.protocol import Gate, exit_status, run_lines
 from pytest_karenina.plugin.options.ci_declare import BaselineFailOn
@@ -37,9 +38,19 @@ from pytest_karenina.plugin.options.results_path import (
     check_output_path,
 )
 from pytest_karenina.plugin.report.github import github_output
+from pytest_karenina.plugin.report.judge_health import JudgeHealth
+from pytest_karenina.plugin.report.label_records import judge_health_of
 from pytest_karenina.plugin.report.merge import Merged, MergeError, merge_shards, write_merged
 from pytest_karenina.plugin.report.statements import plain_text
 from pytest_karenina.plugin.report.summary import RunSummary
+
+MODEL_GATES = (
+    ("min_pass_rate", "--min-pass-rate"), ("gate_on", "--gate-on"), ("baseline", "--baseline"),
+    ("baseline_model", "--baseline-model"), ("baseline_fail_on", "--baseline-fail-on"),
+    ("score_tolerance", "--score-tolerance"),
+)  # fmt: skip
+"""The options of the gates that judge a model, by their argparse names: a judge check's
+labels are no model's (its run does not apply them either)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how far a score may drop below the baseline",
     )
     merge.add_argument(
+        "--min-judge-kappa",
+        type=_number(-1.0, 1.0),
+        metavar="X",
+        help="the kappa gate of a judge check (default: the shards' setting)",
+    )
+    merge.add_argument(
         "--github",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -132,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MergeError("--baseline-update: name the file with --baseline")
         check_outputs(args.out, args.shards, args.baseline, args.baseline_update)
         merged = merge_shards(args.shards)
-        gates = _gates(args, merged)
+        health = judge_health_of(merged.run, merged.items)
+        gates = _gates(args, merged, health)
     except (MergeError, OutputPathError, pytest.UsageError) as exc:
         sys.stderr.write(f"pytest-karenina merge: {exc}\n")
         return int(pytest.ExitCode.USAGE_ERROR)
@@ -153,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(merged.results)} results -> {args.out}\n"
     )
     width = min(shutil.get_terminal_size((80, 24)).columns, 120)
-    for line in plain_text(run_lines(summary, gates), width):
+    health_lines = health.lines() if health is not None else []
+    for line in plain_text([*health_lines, *run_lines(summary, gates)], width):
         out.write(line + "\n")
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     if github:
@@ -163,16 +182,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status)
 
 
-def _gates(args: argparse.Namespace, merged: Merged) -> list[Gate]:
+def _gates(args: argparse.Namespace, merged: Merged, health: JudgeHealth | None) -> list[Gate]:
     """The gates of the merged run, with the shards' settings unless the command overrides
-    them; a baseline that cannot be read is a usage error."""
+    them, in the order the plugin asks them; a baseline that cannot be read, or a gate that
+    does not apply to the shards (the kappa gate of a run that checked no judge, a model's
+    gate of a judge check), is a usage error."""
+    if health is None and args.min_judge_kappa is not None:
+        raise MergeError(
+            "--min-judge-kappa: the shards ran no judge check (--karenina-judge-check)"
+        )
+    given = [flag for name, flag in MODEL_GATES if getattr(args, name) is not None]
+    if health is not None and given:
+        raise MergeError(f"{given[0]}: the shards ran a judge check ({health.source}): the "
+                         "pass-rate and baseline gates do not apply to labels")  # fmt: skip
     gates: list[Gate] = []
     threshold = (
         args.min_pass_rate if args.min_pass_rate is not None else merged.run.get("min_pass_rate")
     )
-    if threshold is not None:
+    if threshold is not None and health is None:
         on = args.gate_on or merged.run.get("gate_on") or "point"
         gates.append(PassRateGate(float(threshold), on))
+    kappa = args.min_judge_kappa
+    kappa = kappa if kappa is not None else merged.run.get("min_judge_kappa")
+    if health is not None and kappa is not None:
+        gates.append(JudgeKappaGate(float(kappa), health))
     if args.baseline is not None:
         models = sorted({p.answering_model or "?" for p in merged.payloads if p.question_id})
         settings = _ci_settings(args, merged)

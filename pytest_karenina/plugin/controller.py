@@ -30,6 +30,7 @@ from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
 from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.stash import CONFIG_KEY, HEAP_KEY, SELECTION_KEY
+from pytest_karenina.plugin.verdict.judge_check import reported_check
 
 
 def write_lines(terminal: Any, lines: Iterable[Line]) -> None:
@@ -111,7 +112,7 @@ class ControllerPlugin:
             self.export = ExportSink(
                 self.settings.results,
                 vconfig.model_dump(mode="json", exclude={"replay_store"}),
-                run_record(self.settings, None),
+                run_record(self.settings, None, judge_health=self.judge_health),
             )
             self.lost_export.sink = self.export
 
@@ -133,7 +134,8 @@ class ControllerPlugin:
                 self.summary.reasons[payload.nodeid] = reason
             if self.summary.add(payload) and self.export is not None:
                 self.export.add(payload.results)
-                self.export.add_item(item_record(payload, report.outcome, reason))
+                check = reported_check(report) if self.judge_health is not None else None
+                self.export.add_item(item_record(payload, report.outcome, reason, check))
             sent["results"] = []  # the export has them
             self._logged.setdefault(report.nodeid, []).append(report)
         elif report.failed:
@@ -163,7 +165,7 @@ class ControllerPlugin:
             summary = self.summary
             run = run_record(
                 self.settings, selection, summary.skipped, summary.other_failures,
-                summary.cost.capped,
+                summary.cost.capped, self.judge_health,
             )  # fmt: skip
             self.export.close(complete=finished and not stopped, run=run)
         partial = partial_reason(self.summary, exitstatus, stopped, selection)

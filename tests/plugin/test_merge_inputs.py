@@ -16,7 +16,13 @@ import pytest
 from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
 from pytest_karenina.plugin.cli import main
 from pytest_karenina.rubrics.traits import RegexTrait, Rubric
-from tests.plugin.plugin_helpers import CAPITAL_TEMPLATE, COUNTRIES, endpoint_args
+from tests.plugin.plugin_helpers import (
+    CAPITAL_TEMPLATE,
+    COUNTRIES,
+    capitals_checkpoint,
+    endpoint_args,
+)
+from tests.plugin.test_judge_check import LABELS, judge
 from tests.support.openai_server import OpenAIServer
 
 GRANULAR = (
@@ -28,6 +34,8 @@ GRANULAR = (
 )
 _EXPORTS: dict[str, bytes] = {}
 """Shard exports by name, made once per process: every case damages a copy."""
+_JUDGED: dict[str, bytes] = {}
+"""The export of a judge check, made once per process."""
 
 
 def checkpoint(directory: Path) -> Path:
@@ -68,6 +76,24 @@ def shard_exports(pytester: pytest.Pytester, server: OpenAIServer) -> dict[str, 
 
 
 @pytest.fixture
+def judged(pytester: pytest.Pytester, openai_server: OpenAIServer) -> Path:
+    """A fresh copy of ``judged.json``: the export of a judge check of the capitals (the labels
+    of test_judge_check, two of which the judge gets wrong)."""
+    if not _JUDGED:
+        judge(openai_server)
+        path = capitals_checkpoint(pytester.path)
+        (pytester.path / "labels.csv").write_text(LABELS, encoding="utf-8")
+        pytester.runpytest(
+            "--karenina", str(path), *endpoint_args(openai_server),
+            "--karenina-judge-check=labels.csv", "--karenina-results=judged.json",
+        )  # fmt: skip
+        _JUDGED["judged.json"] = (pytester.path / "judged.json").read_bytes()
+    export = pytester.path / "judged.json"
+    export.write_bytes(_JUDGED["judged.json"])
+    return export
+
+
+@pytest.fixture
 def shards(pytester: pytest.Pytester, openai_server: OpenAIServer) -> tuple[Path, Path, Path]:
     """The three exports, fresh copies in the test's directory with the checkpoint."""
     found = shard_exports(pytester, openai_server)
@@ -103,7 +129,7 @@ RUN = [
         "replicate_policy.k", "compare_to", "min_pass_rate", "gate_on", "score_tolerance",
         "selection", "selection.collected", "selection.selected", "selection.digest",
         "selection.unchanged", "skipped", "other_failures", "cost_capped", "baseline_models",
-        "baseline_fail_on")),
+        "baseline_fail_on", "judge_check", "min_judge_kappa")),
 ]  # fmt: skip
 SUMMARY = [
     "category", "verify_result", "granular_score", "parsing_model", "deciding_stage", "reason",
@@ -126,14 +152,29 @@ ITEM = [
 FAILED_ITEM = "pytest_karenina.items.1"
 """q2 in ``whole.json``: the failed item, with a reason."""
 FIELDS = HEADER + RUN + [f"{FAILED_ITEM}.{name}" for name in ITEM]
-ANY = {"value", "custom_fields", "fields"}
-"""Fields whose values may be anything."""
-WHOLE = {"verification_config", "rubric_definition", "results"}
+READING = [
+    "judge", "outcome", "stage", "fields", "extraction",
+    *(f"fields.0.{name}" for name in ("field", "agrees")),
+]  # fmt: skip
+JUDGED = [
+    *(f"pytest_karenina.run.judge_check.{name}" for name in ("labels_file", "labels")),
+    f"{FAILED_ITEM}.label_check",
+    *(f"{FAILED_ITEM}.label_check.{name}" for name in (
+        "label", "order", "source", "question_id", "people_pass", "readings", "answer",
+        *(f"readings.0.{name}" for name in READING))),
+]  # fmt: skip
+"""The fields a judge check's export has besides :data:`FIELDS`: its labels file, and each
+item's label check (in ``judged.json``, the item of q1's second label: people and the judge
+read Lyon and fail it)."""
+ANY = {"value", "custom_fields", "summaries.0.fields", "people", "parsed"}
+"""Fields whose values may be anything (by name, or by the end of their path)."""
+WHOLE = {"verification_config", "rubric_definition", "results", "extraction"}
 """Fields damaged as a whole (the merge compares or copies them, it does not read them)."""
 OPTIONAL = {
     "shared_data", f"{FAILED_ITEM}.reason", f"{FAILED_ITEM}.fingerprint",
     f"{FAILED_ITEM}.answers", f"{FAILED_ITEM}.judges", f"{FAILED_ITEM}.flaky_sides",
     "pytest_karenina.run.baseline_models", "pytest_karenina.run.baseline_fail_on",
+    "pytest_karenina.run.judge_check", "pytest_karenina.run.min_judge_kappa",
 }  # fmt: skip
 """Fields a shard export may leave out (all but the first two: exports written before issue
 26): the merge reads the others."""
@@ -173,7 +214,7 @@ def all_fields(node: Any, prefix: str = "") -> list[str]:
     found = []
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in ANY:
+            if any(f".{prefix}{key}".endswith(f".{name}") for name in ANY):
                 continue
             found.append(f"{prefix}{key}")
             if key not in WHOLE:
@@ -192,13 +233,15 @@ def test_the_fields_cover_a_real_shard_export(shards: tuple[Path, Path, Path]) -
     assert document["pytest_karenina"]["items"][1]["outcome"] == "failed"
 
 
-@pytest.mark.parametrize("how", ["wrong type", "missing"])
-@pytest.mark.parametrize("field", FIELDS)
-def test_a_damaged_field_is_refused_naming_the_file_and_field(
-    shards: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], field: str, how: str
-) -> None:
-    """Issue 24 (item 15): 9 of 27 damaged fields gave a traceback naming no file."""
-    export = shards[0]
+def test_the_judged_fields_cover_a_judge_checks_export(judged: Path) -> None:
+    """:data:`JUDGED` is every field a judge check's export adds to :data:`FIELDS`."""
+    document = json.loads(judged.read_bytes())
+    assert sorted(set(all_fields(document)) - set(FIELDS)) == sorted(JUDGED)
+    assert document["pytest_karenina"]["items"][1]["label_check"]["readings"][0]["fields"]
+
+
+def damage(export: Path, field: str, how: str) -> None:
+    """Give ``field`` of ``export`` a value of another type, or remove it."""
     document = json.loads(export.read_bytes())
     *path, name = parts(field)
     parent = document
@@ -210,16 +253,74 @@ def test_a_damaged_field_is_refused_naming_the_file_and_field(
         parent[name] = wrong(parent[name])
     export.write_text(json.dumps(document))
 
-    code, err = merge(capsys, export.with_name("m.json"), export)
 
-    if how == "missing" and field in OPTIONAL:
-        assert (code, err) == (pytest.ExitCode.TESTS_FAILED, "")  # q2 failed
-        return
+def assert_refused(code: int, err: str, export: Path, field: str) -> None:
     assert code == pytest.ExitCode.USAGE_ERROR
     assert err.startswith(f"pytest-karenina merge: {export}: ") and err.count("\n") == 1
     record, named = where(field)
     assert record in err and named in err
     assert not export.with_name("m.json").exists()
+
+
+@pytest.mark.parametrize("how", ["wrong type", "missing"])
+@pytest.mark.parametrize("field", FIELDS)
+def test_a_damaged_field_is_refused_naming_the_file_and_field(
+    shards: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], field: str, how: str
+) -> None:
+    """Issue 24 (item 15): 9 of 27 damaged fields gave a traceback naming no file."""
+    export = shards[0]
+    damage(export, field, how)
+
+    code, err = merge(capsys, export.with_name("m.json"), export)
+
+    if how == "missing" and field in OPTIONAL:
+        assert (code, err) == (pytest.ExitCode.TESTS_FAILED, "")  # q2 failed
+        return
+    assert_refused(code, err, export, field)
+
+
+@pytest.mark.parametrize("how", ["wrong type", "missing"])
+@pytest.mark.parametrize("field", ["pytest_karenina.run.judge_check", *JUDGED])
+def test_a_damaged_judge_check_field_is_refused_naming_the_file_and_field(
+    judged: Path, capsys: pytest.CaptureFixture[str], field: str, how: str
+) -> None:
+    """A judge check's records too: a label check or labels file damaged or removed (which
+    would drop a label from the judge health, or make the merge no judge check) is refused."""
+    damage(judged, field, how)
+
+    code, err = merge(capsys, judged.with_name("m.json"), judged)
+
+    assert_refused(code, err, judged, field)
+
+
+def test_a_label_nothing_judged_has_no_label_check(
+    judged: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The item of a label whose xdist worker died is an error without a label check."""
+    document = json.loads(judged.read_bytes())
+    item = document["pytest_karenina"]["items"][1]
+    del item["label_check"]
+    item.update(category="error:worker_crashed", summaries=[], outcome="failed")
+    judged.write_text(json.dumps(document))
+
+    code, err = merge(capsys, judged.with_name("m.json"), judged)
+
+    assert (code, err) == (pytest.ExitCode.TESTS_FAILED, "")
+
+
+def test_a_label_check_in_a_run_that_checks_no_judge_is_refused(
+    shards: tuple[Path, Path, Path], judged: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = shards[0]
+    document = json.loads(export.read_bytes())
+    check = json.loads(judged.read_bytes())["pytest_karenina"]["items"][1]["label_check"]
+    document["pytest_karenina"]["items"][1]["label_check"] = check
+    export.write_text(json.dumps(document))
+
+    code, err = merge(capsys, export.with_name("m.json"), export)
+
+    assert_refused(code, err, export, f"{FAILED_ITEM}.label_check")
+    assert "the run is no judge check (pytest_karenina.run.judge_check is missing or null)" in err
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,9 @@ from typing import Any
 
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.report.judge_health import JudgeHealth
+from pytest_karenina.plugin.report.label_records import LABEL_CHECK, judge_check_record
+from pytest_karenina.plugin.verdict.judge_check import LabelCheck
 
 RECORD_VERSION = 1
 REASON_LIMIT = 300
@@ -27,9 +30,11 @@ def _slim(summary: ResultSummary) -> ResultSummary:
     )  # fmt: skip
 
 
-def item_record(payload: ItemPayload, outcome: str, reason: str | None) -> dict[str, Any]:
+def item_record(
+    payload: ItemPayload, outcome: str, reason: str | None, check: LabelCheck | None = None
+) -> dict[str, Any]:
     """The record of one item; ``outcome``: pytest's (passed, failed, skipped); ``reason``:
-    the first line of why it failed or errored."""
+    the first line of why it failed or errored; ``check``: a judge check's label check."""
     slim = dataclasses.replace(
         payload, question=None, results=[], summaries=[_slim(s) for s in payload.summaries]
     )
@@ -37,6 +42,8 @@ def item_record(payload: ItemPayload, outcome: str, reason: str | None) -> dict[
     record["outcome"] = outcome
     if reason:
         record["reason"] = reason[:REASON_LIMIT]
+    if check is not None:
+        record[LABEL_CHECK] = check.to_json()
     return record
 
 
@@ -51,9 +58,11 @@ def run_record(
     skipped: Collection[str] = (),
     other_failures: int = 0,
     cost_capped: int = 0,
+    judge_health: JudgeHealth | None = None,
 ) -> dict[str, Any]:
-    """The run's settings that its summary and gates depend on, what it selected, the node
-    ids it skipped and how many failures it had outside the questions."""
+    """The run's settings that its summary and gates depend on (with ``judge_health``, a
+    judge check's labels file), what it selected, the node ids it skipped and how many
+    failures it had outside the questions."""
     policy = settings.replicate_policy
     ci = settings.ci
     return {
@@ -67,6 +76,8 @@ def run_record(
         "score_tolerance": ci.score_tolerance,
         "baseline_models": [list(pair) for pair in ci.baseline_models],
         "baseline_fail_on": ci.baseline_fail_on,
+        "judge_check": judge_check_record(judge_health),
+        "min_judge_kappa": settings.min_judge_kappa if judge_health is not None else None,
         "selection": dict(selection) if selection is not None else None,
         "skipped": sorted(skipped),
         "other_failures": other_failures,

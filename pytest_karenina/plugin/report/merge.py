@@ -4,8 +4,8 @@ Each input must carry a pytest run's records (``pytest_karenina`` in the export,
 ``--karenina-results``). Inputs are refused, with a :class:`MergeError` naming the files,
 when they overlap (the same test item twice, the same shard twice) or disagree (shards of
 different benchmarks or shard counts, different verification configs, different gate
-settings). Missing shards and incomplete inputs make an incomplete merge: it is written and
-summarised, but :attr:`Merged.incomplete` says why.
+settings or labels files). Missing shards and incomplete inputs make an incomplete merge: it
+is written and summarised, but :attr:`Merged.incomplete` says why.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pytest_karenina.results.fast_json import dumps, loads
 
 GATE_SETTINGS = (
     "replicate_policy", "compare_to", "min_pass_rate", "gate_on", "score_tolerance",
-    "baseline_models", "baseline_fail_on",
+    "baseline_models", "baseline_fail_on", "judge_check", "min_judge_kappa",
 )  # fmt: skip
 """Run settings the merged summary and gates depend on: every input must agree on them."""
 
@@ -141,7 +141,9 @@ def merge_shards(paths: Sequence[Path]) -> Merged:
 
 def _check_agree(first: ShardExport, other: ShardExport) -> None:
     pair = f"{first.path.name} and {other.path.name}"
-    if first.config != other.config:
+    # Labels files of other names are other answering models too: the loop below names them.
+    same_labels = first.run.get("judge_check") == other.run.get("judge_check")
+    if first.config != other.config and same_labels:
         keys = sorted(_differing(first.config, other.config))
         raise MergeError(f"inconsistent shards: {pair} ran different verification configs "
                          f"({', '.join(keys) or 'verification_config'})")  # fmt: skip

@@ -26,6 +26,11 @@ from pydantic import (
 
 from pytest_karenina.plugin.payload import PAYLOAD_VERSION
 from pytest_karenina.plugin.report.item_record import RECORD_VERSION
+from pytest_karenina.plugin.report.label_records import (
+    JudgeCheckRecord,
+    LabelCheckRecord,
+    label_check_problem,
+)
 from pytest_karenina.plugin.report.strict_json import STRICT, problems
 from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.plugin.verdict.replicates import PolicyKind
@@ -149,6 +154,7 @@ class ItemRecord(BaseModel):
     answers: list[str] = Field(default_factory=list)
     judges: list[JudgeRecord] = Field(default_factory=list)  # from issue 26 on
     flaky_sides: list[str] = Field(default_factory=list)  # from issue 26 on
+    label_check: LabelCheckRecord | None = None  # a judge check's items, from issue 26 on
     outcome: Literal["passed", "failed", "skipped"]
     reason: str | None = None
 
@@ -184,6 +190,8 @@ class RunRecord(BaseModel):
         default_factory=list
     )  # these two are not in records written before issue 26
     baseline_fail_on: Literal["regression", "likely"] = "regression"
+    judge_check: JudgeCheckRecord | None = None  # these two from issue 26 on
+    min_judge_kappa: Annotated[FiniteFloat, Field(ge=-1, le=1)] | None = None
     selection: SelectionRecord | None
     skipped: list[str]
     other_failures: NonNegativeInt
@@ -271,4 +279,5 @@ def shard_problem(data: Any) -> str | None:
         ShardFile.model_validate(data)
     except ValidationError as exc:
         return problems(exc, labeler=label)
-    return None
+    assert isinstance(run, dict) and isinstance(items, list)  # validated above
+    return label_check_problem(run, items)
