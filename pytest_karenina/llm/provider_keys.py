@@ -1,7 +1,8 @@
 """Which environment variable holds the API key of a LangChain provider, and which are missing.
 
-Used to pick strict replay by default when a run could not call its models anyway: a CI job
-without keys then replays its committed recordings instead of failing on every call.
+Used to pick strict replay by default when a run could not call its models anyway (a CI job
+without keys then replays its committed recordings instead of failing on every call), and to
+refuse a run whose live calls have no key before any of them is made.
 """
 
 from __future__ import annotations
@@ -33,13 +34,39 @@ listed (local ones like ``ollama``, or cloud ones with their own credential chai
 ``bedrock``) are assumed callable."""
 
 
+KEY_INTERFACES = ("langchain", "langchain_deep_agents")
+"""Interfaces whose models reach their provider with the provider's own key."""
+
+
+def key_variables(model: ModelConfig) -> tuple[str, ...]:
+    """The environment variables that can hold ``model``'s key (empty: it needs none from the
+    environment: no provider key, or a key or server of its own in its configuration)."""
+    if model.interface not in KEY_INTERFACES or model.model_provider is None:
+        return ()  # endpoints take a key of their own or none; manual answers need none
+    if model.interface == "langchain_deep_agents" and model.endpoint_base_url:
+        return ()  # its endpoint_api_key (a config rule requires it) goes to that server
+    if _configured_key(model):
+        return ()
+    return PROVIDER_KEY_VARIABLES.get(model.model_provider.replace("-", "_").lower(), ())
+
+
+def _configured_key(model: ModelConfig) -> bool:
+    """A key in the model's own settings: ``anthropic_api_key``, or ``extra_kwargs`` holding
+    ``api_key`` (or a provider's ``<name>_api_key`` / ``_api_token``)."""
+    if model.model_provider == "anthropic" and model.anthropic_api_key is not None:
+        return True
+    extra = model.extra_kwargs or {}
+    return any(
+        str(name).lower().endswith(("api_key", "api_token")) and value
+        for name, value in extra.items()
+    )
+
+
 def missing_key(model: ModelConfig, environ: Mapping[str, str] | None = None) -> str | None:
     """The variable ``model`` would need but the environment lacks (None when it can call)."""
     env = os.environ if environ is None else environ
-    if model.interface != "langchain" or model.model_provider is None:
-        return None  # endpoints take a key of their own or none; manual answers need none
-    names = PROVIDER_KEY_VARIABLES.get(model.model_provider.lower())
-    if names is None or any(env.get(name) for name in names):
+    names = key_variables(model)
+    if not names or any(env.get(name) for name in names):
         return None
     return names[0]
 

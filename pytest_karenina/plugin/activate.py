@@ -23,9 +23,15 @@ from pytest_karenina.plugin.collect.shards import ShardPlugin
 from pytest_karenina.plugin.controller import ControllerPlugin
 from pytest_karenina.plugin.estimate import offline_estimate
 from pytest_karenina.plugin.options.config_place import misplaced_config
+from pytest_karenina.plugin.options.preflight import check_needs
 from pytest_karenina.plugin.options.run_config import build_config, check_run, with_search_tools
 from pytest_karenina.plugin.options.settings import Settings, resolve_settings
-from pytest_karenina.plugin.process import ProcessRole, process_role, writes_html_report
+from pytest_karenina.plugin.process import (
+    ProcessRole,
+    process_role,
+    runs_pipelines,
+    writes_html_report,
+)
 from pytest_karenina.plugin.report.github import GUARD
 from pytest_karenina.plugin.report.html import HtmlPlugin
 from pytest_karenina.plugin.report.judge_health import JudgeHealth, JudgeHealthHtml
@@ -61,6 +67,8 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     role = process_role(config)
     if settings.ci.estimate:
         settings = offline_estimate(config, settings, role)
+    elif runs_pipelines(config):  # keys and stores, once, before any question runs
+        check_needs(settings, vconfig)
     config.stash[SETTINGS_KEY] = settings
     config.stash[CONFIG_KEY] = vconfig
     config.stash[GATE_POLICY_KEY] = settings.gate_policy()

@@ -44,6 +44,8 @@ def test_without_an_api_key_replay_is_strict_by_default(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     path = copy_checkpoint(pytester)
+    # A store of other calls: without one the run is refused (tests/plugin/test_run_needs.py).
+    path.with_name("multi_question.replay.jsonl").write_text(json.dumps(STALE) + "\n")
     model = ["--karenina-answering-model", "openai:gpt-4.1-mini", "-p", "no:cacheprovider"]
     result = pytester.runpytest("--karenina", str(path), *model)
     result.stdout.fnmatch_lines([
