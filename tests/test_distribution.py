@@ -135,6 +135,7 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_installed_wheel_runs_the_command_and_the_quickstart(tmp_path: Path) -> None:
     (wheel,) = build(tmp_path / "dist", "--wheel")
+    wheel_version = wheel.name.split("-")[1]
     bin_dir = fresh_environment(tmp_path, wheel)
     work = tmp_path / "work"
     work.mkdir()
@@ -148,6 +149,8 @@ def test_the_installed_wheel_runs_the_command_and_the_quickstart(tmp_path: Path)
     helped = run([str(bin_dir / "pytest-karenina"), "--help"], work)
     assert helped.returncode == 0, helped.stderr
     assert "merge" in helped.stdout
+    version = run([str(bin_dir / "pytest-karenina"), "--version"], work)
+    assert (version.returncode, version.stdout) == (0, f"pytest-karenina {wheel_version}\n")
 
     # The quickstart's settings, which this repository's pyproject.toml gives it.
     quickstart = run(

@@ -20,6 +20,7 @@ from typing import NoReturn, cast, get_args
 
 import pytest
 
+from pytest_karenina import __version__
 from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
 from pytest_karenina.plugin.gates.completeness import CostCapGate, IncompleteMergeGate
 from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
@@ -59,6 +60,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(int(pytest.ExitCode.USAGE_ERROR), f"{self.prog}: error: {message}\n")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Lists the commands one per line with their help, without argparse's extra line
+    naming their metavar."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):
+            return "".join(self._format_action(sub) for sub in action._get_subactions())
+        return super()._format_action(action)
+
+
 def _number(low: float, high: float) -> Callable[[str], float]:
     """An argparse type: a finite number from ``low`` to ``high`` (a NaN gate never fails)."""
 
@@ -76,8 +87,22 @@ def _number(low: float, high: float) -> Callable[[str], float]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pytest-karenina", description="Commands around pytest-karenina runs")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(
+        prog="pytest-karenina",
+        description="Commands around pytest-karenina runs. The benchmarks themselves run under "
+        "pytest: pytest --karenina CHECKPOINT.jsonld (pytest --help lists the --karenina-* "
+        "options).",
+        epilog="pytest-karenina COMMAND --help shows a command's options.",
+        formatter_class=_HelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the version of pytest-karenina and exit",
+    )
+    # Not required: main names the commands when none is given.
+    commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     merge = commands.add_parser(
         "merge", help="merge the results exports of shard runs into one export and gate it"
     )
@@ -143,7 +168,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.error(f"name a COMMAND: {', '.join(_commands(parser))} (see pytest-karenina --help)")
     try:
         if args.baseline_update and args.baseline is None:
             raise MergeError("--baseline-update: name the file with --baseline")
@@ -180,6 +208,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in github_output(summary, title, status, args.github_annotations, gates):
             out.write(line + "\n")
     return int(status)
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    """The names of the parser's commands."""
+    return [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
 
 
 def _gates(args: argparse.Namespace, merged: Merged, health: JudgeHealth | None) -> list[Gate]:
