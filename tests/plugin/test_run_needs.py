@@ -3,11 +3,13 @@ store is one usage error naming it and how to give it, not an error on every que
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from pytest_karenina.llm.providers import langchain_providers
 from tests.e2e.scripting import API_KEY
 from tests.plugin.plugin_helpers import capitals_checkpoint, endpoint_args
 from tests.support.openai_server import OpenAIServer
@@ -163,3 +165,53 @@ def test_endpoint_models_and_keys_in_a_preset_need_no_environment_key(
     )
     keyed.assert_outcomes(passed=1)
     keyed.stdout.fnmatch_lines(["karenina: *replay off*"])
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one-process", "n2"])
+def test_a_provider_typo_is_one_usage_error_with_a_suggestion(
+    pytester: pytest.Pytester, dist: list[str]
+) -> None:
+    path = capitals_checkpoint(pytester.path)
+    typo = ["--karenina-answering-model", "opnai:gpt-4.1-mini", "-p", "no:cacheprovider"]
+    result = pytester.runpytest("--karenina", str(path), *typo, *dist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().splitlines()[0] == (
+        "ERROR: pytest-karenina: model 'opnai:gpt-4.1-mini' (answering, parsing): unknown "
+        "LangChain provider 'opnai'; did you mean 'openai' (openai:gpt-4.1-mini)?"
+    )
+    assert "\\n" not in result.stderr.str() and "Supported model providers" not in str(result)
+    assert "cannot start" not in result.stderr.str()  # the typo, not a missing key
+
+
+def test_every_model_is_resolved_before_the_run(pytester: pytest.Pytester) -> None:
+    """Preset models too, in runs that only collect; an unknown name without a close one
+    gets examples, not LangChain's whole list; a provider whose package is missing names it."""
+    table = langchain_providers()
+    assert table is not None
+    absent = next((name for name, module in sorted(table.items())
+                   if importlib.util.find_spec(module) is None and name != "ollama"),
+                  None)  # fmt: skip
+    if absent is None:
+        pytest.skip("every LangChain provider package is installed")
+    judge = {"id": "judge", "model_provider": "zzyzx", "model_name": "m"}
+    answerer = {"id": "answerer", "model_provider": "openai", "model_name": "gpt-4.1-mini",
+                "system_prompt": "Answer."}  # fmt: skip
+    preset = pytester.path / "preset.json"
+    preset.write_text(
+        json.dumps({"config": {"answering_models": [answerer], "parsing_models": [judge]}})
+    )
+    path = capitals_checkpoint(pytester.path)
+    result = pytester.runpytest(
+        "--karenina", str(path), f"--karenina-config={preset}", "--collect-only",
+        "--karenina-answering-model", f"{absent}:some-model", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    package = table[absent].replace("_", "-")
+    assert result.stderr.lines[:3] == [
+        "ERROR: pytest-karenina: models LangChain cannot build:",
+        f"  - model '{absent}:some-model' (answering): provider '{absent}' needs the {package} "
+        f"package (pip install {package})",
+        "  - model 'judge' (parsing): unknown LangChain provider 'zzyzx' (providers are named as "
+        "init_chat_model takes them, e.g. openai, anthropic, google_genai, mistralai, ollama: "
+        "https://docs.langchain.com/oss/python/integrations/providers)",
+    ]

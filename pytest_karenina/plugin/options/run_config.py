@@ -20,6 +20,7 @@ from pytest_karenina.config.model import ModelConfig, RetryPolicy
 from pytest_karenina.config.presets import load_preset
 from pytest_karenina.config.sections import ConfigError
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.providers import provider_problem
 from pytest_karenina.pipeline.agent_stack import agents_unavailable
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.verdict.replicates import ReplicatePolicyError
@@ -192,8 +193,10 @@ def with_search_tools(config: pytest.Config, vconfig: VerificationConfig) -> Ver
 
 
 def check_run(settings: Settings, vconfig: VerificationConfig) -> None:
-    """Usage errors the built configuration reveals: agents without their extra, a replicate
-    policy's K above the replicates, a comparison reference that is no answering model."""
+    """Usage errors the built configuration reveals: a model LangChain cannot build, agents
+    without their extra, a replicate policy's K above the replicates, a comparison reference
+    that is no answering model."""
+    check_providers(vconfig)
     missing = agents_unavailable(vconfig)
     if missing is not None:
         raise pytest.UsageError(f"karenina: {missing}")
@@ -206,4 +209,26 @@ def check_run(settings: Settings, vconfig: VerificationConfig) -> None:
         raise pytest.UsageError(
             f"--karenina-compare-to: {settings.compare_to!r} is not an answering model "
             f"(the run has {', '.join(map(repr, known))})"
+        )
+
+
+def check_providers(vconfig: VerificationConfig) -> None:
+    """One usage error for every model whose LangChain provider is unknown (with the closest
+    known name) or whose provider package is missing, before any question runs."""
+    found: dict[str, tuple[list[str], str]] = {}
+    roles = [("answering", vconfig.answering_models), ("parsing", vconfig.parsing_models)]
+    for role, models in roles:
+        for model in models:
+            problem = provider_problem(model)
+            if problem is not None:
+                found.setdefault(str(model.id), ([], problem))[0].append(role)
+    lines = [f"model {name!r} ({', '.join(used)}): {why}" for name, (used, why) in found.items()]
+    if len(lines) == 1:
+        raise pytest.UsageError(f"pytest-karenina: {lines[0]}")
+    if lines:
+        raise pytest.UsageError(
+            "\n".join(
+                ["pytest-karenina: models LangChain cannot build:"]
+                + [f"  - {line}" for line in lines]
+            )
         )
