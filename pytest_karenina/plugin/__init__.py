@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.plugin import hookspecs, stage_import_paths
+from pytest_karenina.plugin.collect.checkpoint_paths import check_test_paths, expand_directories
 from pytest_karenina.plugin.options.declare import add_options
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 
@@ -30,12 +31,16 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
-    """Turn each checkpoint into a collection argument (the ini list acts like testpaths)."""
+    """Turn each checkpoint into a collection argument (the ini list acts like testpaths); a
+    directory stands for the checkpoints under it."""
     namespace = early_config.known_args_namespace
     positional = [str(arg).partition("::")[0] for arg in (namespace.file_or_dir or [])]
     given = [str(path) for path in (namespace.karenina_checkpoints or [])]
+    source = "--karenina"
     if not given and not positional:
         given = [str(path) for path in early_config.getini("karenina_checkpoints")]
+        source = "karenina_checkpoints"
+    given = expand_directories(given, early_config.getini("norecursedirs"), source)
     # ``--karenina b.jsonld::q1`` selects like the positional ``b.jsonld::q1``.
     wanted = [arg.partition("::")[0] for arg in given]
     named = {Path(arg).resolve() for arg in positional}
@@ -44,6 +49,7 @@ def pytest_load_initial_conftests(
     # checkpoint path as its value.
     args[:0] = missing
     resolved = dict.fromkeys(Path(p).resolve() for p in wanted)  # ordered, no duplicates
+    check_test_paths(positional, resolved)
     early_config.stash[CHECKPOINTS_KEY] = tuple(resolved)
     if resolved:  # before pytest imports the conftest files
         stage_import_paths.install()
