@@ -265,6 +265,10 @@ def test_the_gate_needs_every_judges_kappa_and_every_label_measured() -> None:
     assert held.decide(summary_of(5)) is False
     assert held.describe().endswith("gate FAILED (1 labels unmeasured)")
 
+    crashed = JudgeKappaGate(-0.5, health_of(*checks))  # a fifth label item, never judged
+    assert crashed.decide(summary_of(5)) is False
+    assert crashed.describe().endswith("gate FAILED (1 labels never judged)")
+
     alike = [label_check(i, True, reading(a, Outcome.PASS)) for i in range(3)]
     undefined = JudgeKappaGate(0.0, health_of(*alike))
     assert undefined.decide(summary_of(3)) is False

@@ -15,9 +15,9 @@ class JudgeKappaGate:
     """Passes when the point estimate of every judge's kappa is at least the threshold, every
     label reported reached a verdict, and nothing failed outside the labels; then the run
     exits 0 even with disagreements (as the pass-rate gate forgives failed questions). An
-    undefined kappa (every label and verdict alike) or an unmeasured label fails it: the
-    gate cannot vouch for what it did not measure. Decides nothing for a run without
-    labels."""
+    undefined kappa (every label and verdict alike), an unmeasured label or a label item that
+    reported no check (its worker crashed) fails it: the gate cannot vouch for what it did
+    not measure. Decides nothing for a run without labels."""
 
     strict = False
 
@@ -40,9 +40,12 @@ class JudgeKappaGate:
             if kappa.value is None or kappa.value < self.threshold:
                 self.below.append(f"{judge}: {kappa_text(kappa)}")
         unmeasured = len(self.health.unmeasured())
+        unchecked = summary.total - len(self.health.checks)
         self.held_back = None
         if summary.other_failures:
             self.held_back = f"{summary.other_failures} failures outside the labels"
+        elif unchecked > 0:  # e.g. a crashed worker: no judge saw these labels
+            self.held_back = f"{unchecked} labels never judged"
         elif not judges:
             self.held_back = "no label reached a verdict"
         elif unmeasured:
