@@ -21,12 +21,16 @@ from typing import NoReturn, cast, get_args
 import pytest
 
 from pytest_karenina import __version__
-from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.gates.baseline_gate import (
+    BaselineGate,
+    known_failures,
+    partial_reason,
+)
 from pytest_karenina.plugin.gates.completeness import CostCapGate, IncompleteMergeGate
 from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
 from pytest_karenina.plugin.gates.protocol import Gate, exit_status, run_lines
-from pytest_karenina.plugin.options.ci_declare import BaselineFailOn
+from pytest_karenina.plugin.options.ci_declare import BaselineFailOn, GithubKnownFailures
 from pytest_karenina.plugin.options.ci_settings import (
     DEFAULT_ANNOTATIONS,
     CiSettings,
@@ -164,6 +168,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="at most this many error annotations",
     )
+    merge.add_argument(
+        "--github-known-failures",
+        choices=get_args(GithubKnownFailures),
+        default="notice",
+        help="how to annotate a failed question the baseline gate did not count against the "
+        "run: notice (default), error or none",
+    )
     return parser
 
 
@@ -205,7 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     if github:
         title = ", ".join(merged.run.get("checkpoints") or ()) or str(args.out.name)
-        for line in github_output(summary, title, status, args.github_annotations, gates):
+        known = known_failures(gates, args.github_known_failures)
+        limit = args.github_annotations
+        for line in github_output(summary, title, status, limit, gates, known):
             out.write(line + "\n")
     return int(status)
 

@@ -11,7 +11,11 @@ import pytest
 
 from pytest_karenina.plugin.collect.items import question_items
 from pytest_karenina.plugin.collect.selection import selected_nothing
-from pytest_karenina.plugin.gates.baseline_gate import BaselineGate, partial_reason
+from pytest_karenina.plugin.gates.baseline_gate import (
+    BaselineGate,
+    known_failures,
+    partial_reason,
+)
 from pytest_karenina.plugin.gates.completeness import CostCapGate, LostExportGate
 from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
@@ -199,7 +203,8 @@ class ControllerPlugin:
         if self.guard is not None and self.session is not None:
             title = ", ".join(path.name for path in self.settings.checkpoints)
             status, limit = int(self.session.exitstatus), self.settings.ci.annotations
-            found = github_output(self.summary, title, status, limit, self.gates)
+            known = known_failures(self.gates, self.settings.ci.github_known_failures)
+            found = github_output(self.summary, title, status, limit, self.gates, known)
             self.guard.annotate(found)
         if self.export is not None:
             write_lines(terminalreporter, self.export.report_lines())

@@ -115,6 +115,114 @@ def test_regressions_and_fixes_reach_the_job_summary(
     )
 
 
+def known_failure_run(
+    pytester: pytest.Pytester, server: OpenAIServer, *options: str, **cities: str
+) -> pytest.RunResult:
+    """A baseline in which q3 fails, then a run in which q3 still fails (and the ``cities``
+    answered)."""
+    baseline = pytester.path / "baseline.json"
+    answers(server, q3="Osaka")
+    run(pytester, server, f"--karenina-baseline={baseline}", "--karenina-baseline-update")
+    server.reset()
+    answers(server, **{"q3": "Osaka", **cities})
+    return run(pytester, server, f"--karenina-baseline={baseline}", *options)
+
+
+KNOWN_Q3 = (
+    "file=capitals.jsonld,title=q3 [test-model]%3A verify_fail (known failure)::"
+    "capital: 'Osaka' != 'Tokyo'"
+)
+
+
+def test_a_known_failure_is_a_notice_on_a_green_build(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
+    dist: list[str],
+) -> None:  # fmt: skip
+    """q3 failed in the baseline too: the gate passes, and q3 is a notice, not an error; the
+    job summary says how known failures were annotated."""
+    result = known_failure_run(pytester, openai_server, *dist)
+
+    assert result.ret == pytest.ExitCode.OK
+    assert error_lines(result) == [f"::notice {KNOWN_Q3}"]
+    markdown = step_summary.read_text()
+    assert (
+        "**Failed questions** (1)\n\n1 known failures (failed, and not regressions against "
+        "baseline.json): annotated as notices, not errors (--karenina-github-known-failures "
+        "notice)\n"
+    ) in markdown
+    assert "| q3 | test-model | verify\\_fail (known failure) | capital: 'Osaka' != 'Tokyo' |" in (
+        markdown
+    )
+
+
+def test_a_regression_stays_an_error_beside_a_known_failure(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path
+) -> None:
+    result = known_failure_run(pytester, openai_server, "-p", "no:randomly", q1="Lyon")
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert error_lines(result) == [
+        "::error file=capitals.jsonld,title=q1 [test-model]%3A verify_fail::"
+        "capital: 'Lyon' != 'Paris'",
+        f"::notice {KNOWN_Q3}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("how", "annotated"), [("error", [f"::error {KNOWN_Q3}"]), ("none", [])]
+)
+def test_known_failures_are_annotated_as_configured(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path, how: str,
+    annotated: list[str],
+) -> None:  # fmt: skip
+    result = known_failure_run(pytester, openai_server, f"--karenina-github-known-failures={how}")
+
+    assert result.ret == pytest.ExitCode.OK
+    assert error_lines(result) == annotated
+    said = "annotated as errors" if how == "error" else "not annotated"
+    assert f"{said} (--karenina-github-known-failures {how})" in step_summary.read_text()
+
+
+def test_known_failures_from_the_ini_file(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path
+) -> None:
+    pytester.makeini("[pytest]\nkarenina_github_known_failures = none\n")
+    assert error_lines(known_failure_run(pytester, openai_server)) == []
+
+
+def test_known_failures_take_one_of_three_words(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    result = run(pytester, openai_server, "--karenina-github-known-failures=warning")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--karenina-github-known-failures: 'warning' is not one of notice, error, none*"]
+    )
+
+
+def test_merge_annotates_known_failures_as_the_plugin_does(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    baseline = pytester.path / "baseline.json"
+    answers(openai_server, q3="Osaka")
+    run(pytester, openai_server, f"--karenina-baseline={baseline}", "--karenina-baseline-update")
+    for index in (1, 2):
+        run(pytester, openai_server, f"--karenina-shard={index}/2",
+            f"--karenina-results=s{index}.json", "--karenina-github=no")  # fmt: skip
+    capsys.readouterr()
+
+    code = main(["merge", "merged.json", "s1.json", "s2.json", f"--baseline={baseline}"])
+    notices = capsys.readouterr().out.splitlines()
+    code_none = main(["merge", "merged.json", "s1.json", "s2.json", f"--baseline={baseline}",
+                      "--github-known-failures=none"])  # fmt: skip
+    silent = capsys.readouterr().out.splitlines()
+
+    assert code == code_none == pytest.ExitCode.OK
+    assert [line for line in notices if line.startswith("::")] == [f"::notice {KNOWN_Q3}"]
+    assert [line for line in silent if line.startswith("::")] == []
+
+
 def test_merge_writes_the_same_github_output(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path,
     capsys: pytest.CaptureFixture[str],

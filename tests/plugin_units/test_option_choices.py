@@ -21,7 +21,11 @@ from pytest_karenina.config.choices import (
     SupportedInterface,
 )
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS, BaselineFailOn
+from pytest_karenina.plugin.options.ci_declare import (
+    CI_OPTIONS,
+    BaselineFailOn,
+    GithubKnownFailures,
+)
 from pytest_karenina.plugin.options.ci_settings import CiSettings
 from pytest_karenina.plugin.options.declare import (
     BOOL_WORDS,
@@ -45,6 +49,7 @@ CHOICES: dict[str, Any] = {
     "gate-on": GateOn,
     "flaky": FlakyMode,
     "baseline-fail-on": BaselineFailOn,
+    "github-known-failures": GithubKnownFailures,
 }
 """Every option with choices and the Literal it takes them from."""
 
@@ -111,6 +116,7 @@ def test_literal_values() -> None:
     assert get_args(RubricStrategy) == ("batch", "sequential")
     assert get_args(HtmlTrace) == ("failed", "all", "none")
     assert get_args(BaselineFailOn) == ("regression", "likely")
+    assert get_args(GithubKnownFailures) == ("notice", "error", "none")
 
 
 @pytest.mark.parametrize("name", sorted(CHOICES))

@@ -53,6 +53,9 @@ class BaselineDiff:
     model is compared with another one (or several pairs are)."""
     sides: Counter[str] = field(default_factory=Counter)
     """``judge-side`` / ``answer-side`` -> how many entries' verdicts changed that way."""
+    accepted: set[Key] = field(default_factory=set)
+    """The run's entries compared with the baseline and not counted against the run
+    (unchanged, noise or improvement, no score drop): their failed items are known failures."""
     fail_on: BaselineFailOn = "regression"
     alpha: float = ALPHA
     notes: list[str] = field(default_factory=list)
@@ -217,6 +220,8 @@ def diff(
             drops = _score_drops(change.before, change.now, tolerance, lower_is_better)
             if drops:
                 found.score_drops.append(f"{change.label}: {'; '.join(drops)}")
+            elif change.kind is not Kind.LIKELY:
+                found.accepted.add(change.now.key)
     found.kept = dict(Counter(entry.verdict for entry in kept.values()))
     if pairing.swapped or len(per_pair) > 1:
         found.pairs = [_pair_line(pair, kinds) for pair, kinds in sorted(per_pair.items())]

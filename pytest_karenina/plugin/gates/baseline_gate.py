@@ -4,7 +4,7 @@ write the baseline from a whole run (``--karenina-baseline-update``)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,9 @@ from pytest_karenina.plugin.gates.baseline import (
 )
 from pytest_karenina.plugin.gates.baseline_diff import BaselineDiff, diff
 from pytest_karenina.plugin.gates.baseline_pairs import Pairing, PairingError, pair_models
+from pytest_karenina.plugin.options.ci_declare import GithubKnownFailures
 from pytest_karenina.plugin.options.ci_settings import CiSettings
+from pytest_karenina.plugin.report.github import KnownFailures
 from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.safe_text import terminal_safe
@@ -196,3 +198,12 @@ class BaselineGate:
 
     def junit_properties(self) -> list[tuple[str, str]]:
         return self.diff.suite_properties() if self.diff is not None else []
+
+
+def known_failures(gates: Iterable[object], how: GithubKnownFailures) -> KnownFailures | None:
+    """The known failures of a run compared with its baseline, annotated ``how`` (None when
+    no gate compared the run with a baseline: every failure is then an error)."""
+    for gate in gates:
+        if isinstance(gate, BaselineGate) and gate.diff is not None:
+            return KnownFailures(gate.diff.name, frozenset(gate.diff.accepted), how)
+    return None

@@ -13,6 +13,10 @@ BaselineFailOn = Literal["regression", "likely"]
 """What fails the baseline gate besides errors and score drops: regressions, or likely
 regressions too."""
 
+GithubKnownFailures = Literal["notice", "error", "none"]
+"""How GitHub output annotates a known failure (a failed question the baseline gate compared
+and did not count against the run): a notice, an error, or not at all."""
+
 CI_OPTIONS: tuple[Option, ...] = (
     Option(
         "baseline",
@@ -80,5 +84,12 @@ CI_OPTIONS: tuple[Option, ...] = (
         "github-annotations",
         "At most this many error annotations (default 10)",
         metavar="N",
+    ),
+    Option(
+        "github-known-failures",
+        "How to annotate a failed question the baseline gate did not count against the run "
+        "(it failed in the baseline too): notice (default), error or none",
+        metavar="HOW",
+        choices=get_args(GithubKnownFailures),
     ),
 )

@@ -7,17 +7,26 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any, cast
 
 import pytest
 
-from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS, BaselineFailOn
+from pytest_karenina.plugin.options.ci_declare import (
+    CI_OPTIONS,
+    BaselineFailOn,
+    GithubKnownFailures,
+)
 from pytest_karenina.plugin.options.results_path import (
     BASELINE_MARKERS,
     OutputPathError,
     check_output_path,
 )
-from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value
+from pytest_karenina.plugin.options.spec import (
+    Option,
+    option_flag,
+    option_number,
+    option_value,
+)
 from pytest_karenina.results.cost import PriceError, PriceTable
 
 DEFAULT_ANNOTATIONS = 10
@@ -38,6 +47,9 @@ class CiSettings:
     github: bool = False
     """Write ``::error`` annotations and the job summary (GitHub Actions)."""
     annotations: int = DEFAULT_ANNOTATIONS
+    github_known_failures: GithubKnownFailures = "notice"
+    """How a known failure is annotated (a failed question the baseline gate compared and did
+    not count against the run): ``notice``, ``error`` or ``none`` (not at all)."""
     prices: PriceTable | None = None
     """USD per million tokens per model (``--karenina-prices`` files, ``karenina_prices``)."""
     max_cost: float | None = None
@@ -76,10 +88,8 @@ def resolve_ci_settings(
         )
     if update and baseline is not None:
         check_baseline_output(baseline, "--karenina-baseline", checkpoints, results)
-    fail_on = raw["baseline-fail-on"]
-    if fail_on is not None and fail_on not in get_args(BaselineFailOn):
-        choices = ", ".join(get_args(BaselineFailOn))
-        raise pytest.UsageError(f"--karenina-baseline-fail-on: {fail_on!r} is not one of {choices}")
+    fail_on = _choice(by_name["baseline-fail-on"], raw["baseline-fail-on"])
+    known = _choice(by_name["github-known-failures"], raw["github-known-failures"])
     try:
         mapping = parse_model_pairs(raw["baseline-model"] or ())
     except ValueError as exc:
@@ -103,11 +113,21 @@ def resolve_ci_settings(
         score_tolerance=number("score-tolerance", float, 0.0),
         github=os.environ.get("GITHUB_ACTIONS") == "true" if github is None else github,
         annotations=number("github-annotations", int, DEFAULT_ANNOTATIONS),
+        github_known_failures=cast("GithubKnownFailures", known or "notice"),
         prices=prices,
         max_cost=max_cost,
         estimate=bool(flag("estimate")),
         changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
     )
+
+
+def _choice(option: Option, value: Any) -> str | None:
+    """``value`` when it is one of ``option``'s choices (None when not given); a usage error
+    naming the option otherwise."""
+    if value is not None and value not in (option.choices or ()):
+        choices = ", ".join(option.choices or ())
+        raise pytest.UsageError(f"{option.flag}: {value!r} is not one of {choices}")
+    return None if value is None else str(value)
 
 
 def parse_model_pairs(lines: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -1,6 +1,11 @@
 """GitHub Actions output: an ``::error`` annotation per failed or errored question, and a
 Markdown job summary appended to ``$GITHUB_STEP_SUMMARY``.
 
+Compared with a baseline, a failed question the gate did not count against the run (it
+failed in the baseline too, or changed within noise) is a known failure: a ``::notice`` by
+default (``--karenina-github-known-failures``), so that a green build shows no red; errors and
+regressions stay ``::error`` annotations.
+
 Both come from the run summary alone, so the plugin and ``pytest-karenina merge`` write the
 same. Annotation values are escaped as GitHub's workflow commands require (``%``, CR and LF
 everywhere; ``:`` and ``,`` in properties too). Text in the job summary is escaped so that
@@ -17,12 +22,14 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_karenina.plugin.options.ci_declare import GithubKnownFailures
 from pytest_karenina.plugin.payload import ItemPayload
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.statements import GateStatement
@@ -35,6 +42,41 @@ TOP = 5
 lists."""
 LISTED = 20
 """How many failed questions, regressions and fixes the job summary lists."""
+
+
+@dataclass(frozen=True)
+class KnownFailures:
+    """What the baseline gate did not count against the run, and how its failed items are
+    annotated."""
+
+    baseline: str
+    """The baseline's file name."""
+    accepted: Collection[tuple[str, str]]
+    """``(question id, answering model)`` of the entries compared and not counted against
+    the run."""
+    how: GithubKnownFailures = "notice"
+
+    def of(self, payloads: Sequence[ItemPayload]) -> list[ItemPayload]:
+        """The known failures among the failed ``payloads`` (errors never are)."""
+        return [
+            payload
+            for payload in payloads
+            if not payload.category.is_error
+            and payload.question_id is not None
+            and (payload.question_id, payload.answering_model or "?") in self.accepted
+        ]
+
+    def describe(self, count: int) -> str:
+        """The job summary's line on how the ``count`` known failures were annotated."""
+        how = {
+            "notice": "annotated as notices, not errors",
+            "error": "annotated as errors",
+            "none": "not annotated",
+        }[self.how]
+        return (
+            f"{count} known failures (failed, and not regressions against {self.baseline}): "
+            f"{how} (--karenina-github-known-failures {self.how})"
+        )
 
 
 def escape_data(text: str) -> str:
@@ -62,23 +104,36 @@ def _reason(summary: RunSummary, payload: ItemPayload) -> str:
     return summary.reasons.get(payload.nodeid) or payload.category.value
 
 
-def error_annotations(summary: RunSummary, limit: int) -> list[str]:
+def _annotation(summary: RunSummary, payload: ItemPayload, command: str, known: bool) -> str:
+    file = payload.nodeid.split("::", 1)[0]
+    title = f"{_label(payload)}: {payload.category.value}" + (" (known failure)" if known else "")
+    return (
+        f"::{command} file={escape_property(file)},title={escape_property(title)}"
+        f"::{escape_data(_reason(summary, payload))}"
+    )
+
+
+def error_annotations(
+    summary: RunSummary, limit: int, known: KnownFailures | None = None
+) -> list[str]:
     """``::error`` lines for the first ``limit`` failed questions, and a notice counting the
-    rest."""
+    rest. With ``known``, its known failures are annotated as it says: as notices (at most
+    ``limit`` of them too: GitHub counts each kind apart), as errors among the others, or not
+    at all."""
     failed = _failed(summary)
-    lines = []
-    for payload in failed[:limit]:
-        file = payload.nodeid.split("::", 1)[0]
-        title = f"{_label(payload)}: {payload.category.value}"
-        lines.append(
-            f"::error file={escape_property(file)},title={escape_property(title)}"
-            f"::{escape_data(_reason(summary, payload))}"
-        )
-    if len(failed) > limit:
-        lines.append(
-            f"::notice title=pytest-karenina::{len(failed) - limit} more failed questions "
-            f"are not annotated (at most {limit}; see the job summary)"
-        )
+    accepted = {p.nodeid for p in known.of(failed)} if known is not None else set()
+    how = known.how if known is not None else "error"
+    errors = [p for p in failed if p.nodeid not in accepted or how == "error"]
+    lines = [_annotation(summary, p, "error", p.nodeid in accepted) for p in errors[:limit]]
+    notices = [p for p in failed if p.nodeid in accepted] if how == "notice" else []
+    lines += [_annotation(summary, p, "notice", True) for p in notices[:limit]]
+    left = [(len(errors) - limit, "failed questions"), (len(notices) - limit, "known failures")]
+    lines += [
+        f"::notice title=pytest-karenina::{count} more {what} are not annotated "
+        f"(at most {limit}; see the job summary)"
+        for count, what in left
+        if count > 0
+    ]
     return lines
 
 
@@ -112,9 +167,14 @@ def _listed(title: str, entries: Sequence[str]) -> list[str]:
 
 
 def job_summary(
-    summary: RunSummary, title: str, status: int, gates: Sequence[GateStatement] = ()
+    summary: RunSummary,
+    title: str,
+    status: int,
+    gates: Sequence[GateStatement] = (),
+    known: KnownFailures | None = None,
 ) -> str:
-    """The Markdown job summary of a run that exits with ``status``."""
+    """The Markdown job summary of a run that exits with ``status``; ``known``: the
+    baseline's known failures, and how they were annotated."""
     overall = pass_rate(summary.payloads.values())
     verdict = "passed" if status == 0 else f"failed (exit {status})"
     lines = [f"### pytest-karenina: {markdown_text(title)}", "", f"**Result: {verdict}**", ""]
@@ -122,7 +182,7 @@ def job_summary(
         lines += [f"Pass rate {markdown_text(overall.describe())}", ""]
     cost = summary.cost.lines()
     lines += [*(markdown_text(line) for line in cost), ""] if cost else []
-    lines += _gates(gates) + _models(summary) + _failures(summary) + _heaviest(summary)
+    lines += _gates(gates) + _models(summary) + _failures(summary, known) + _heaviest(summary)
     return "\n".join(lines) + "\n"
 
 
@@ -143,14 +203,17 @@ def _models(summary: RunSummary) -> list[str]:
     return _table(("answering model", "pass rate", "95% CI", "passed"), rows) if rows else []
 
 
-def _failures(summary: RunSummary) -> list[str]:
+def _failures(summary: RunSummary, known: KnownFailures | None) -> list[str]:
     failed = _failed(summary)
     if not failed:
         return []
-    rows = [(p.question_id or p.nodeid, p.answering_model or "?", p.category.value,
+    accepted = {p.nodeid for p in known.of(failed)} if known is not None else set()
+    rows = [(p.question_id or p.nodeid, p.answering_model or "?",
+             p.category.value + (" (known failure)" if p.nodeid in accepted else ""),
              _reason(summary, p)) for p in failed[:LISTED]]  # fmt: skip
     more = [f"... and {len(failed) - LISTED} more", ""] if len(failed) > LISTED else []
-    return [f"**Failed questions** ({len(failed)})", "",
+    said = [markdown_text(known.describe(len(accepted))), ""] if known is not None else []
+    return [f"**Failed questions** ({len(failed)})", "", *said,
             *_table(("question", "model", "outcome", "reason"), rows), *more]  # fmt: skip
 
 
@@ -179,12 +242,18 @@ def _heaviest(summary: RunSummary) -> list[str]:
 
 
 def github_output(
-    summary: RunSummary, title: str, status: int, limit: int, gates: Sequence[GateStatement] = ()
+    summary: RunSummary,
+    title: str,
+    status: int,
+    limit: int,
+    gates: Sequence[GateStatement] = (),
+    known: KnownFailures | None = None,
 ) -> list[str]:
     """The annotation lines to print, after appending the job summary (and a line saying
-    why that failed, if it did)."""
-    lines = error_annotations(summary, limit)
-    problem = append_job_summary(job_summary(summary, title, status, gates))
+    why that failed, if it did); ``known``: the baseline's known failures (None: no baseline
+    was compared, every failure is an error)."""
+    lines = error_annotations(summary, limit, known)
+    problem = append_job_summary(job_summary(summary, title, status, gates, known))
     return lines if problem is None else [*lines, problem]
 
 
