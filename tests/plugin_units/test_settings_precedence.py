@@ -24,8 +24,10 @@ nothing to catch."""
 
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A key in the environment, so that replay is not forced to strict."""
+    """Keys in the environment for the models configured here, so that replay is not forced
+    to strict (and, without a store, the configure refused: nothing to replay)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
 
 
 def _checkpoint(pytester: pytest.Pytester) -> Path:

@@ -38,7 +38,7 @@ from pytest_karenina.plugin.options.replay_settings import (
     judge_replay_mode,
 )
 from pytest_karenina.plugin.options.results_path import check_results_path
-from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value
+from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value, sourced
 from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy, ReplicatePolicyError
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
@@ -164,15 +164,19 @@ class Settings:
 
 
 def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Settings:
-    """Read every option once; bad values are ``pytest.UsageError`` naming option and choices."""
+    """Read every option once; bad values are ``pytest.UsageError`` naming option and choices
+    (the flag, or the ini key and file, or ``-o KEY``, whichever gave the value)."""
     raw = {option.name: option_value(config, option) for option in CORE_OPTIONS}
-    by_name = {option.name: option for option in CORE_OPTIONS}
+    by_name = {option.name: sourced(config, option) for option in CORE_OPTIONS}
     for name, value in raw.items():
         option = by_name[name]
         if option.choices and value is not None and value not in option.choices:
             raise pytest.UsageError(
-                f"{option.flag}: {value!r} is not one of {', '.join(option.choices)}"
+                f"{option.label}: {value!r} is not one of {', '.join(option.choices)}"
             )
+
+    def label(name: str) -> str:
+        return by_name[name].label
 
     def flag(name: str) -> bool | None:
         return option_flag(by_name[name], raw[name])
@@ -183,11 +187,11 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
 
     rate = number("min-pass-rate", float, 0.0)
     if rate is not None and rate > 1:
-        raise pytest.UsageError(f"--karenina-min-pass-rate: must be between 0 and 1, got {rate}")
+        raise pytest.UsageError(f"{label('min-pass-rate')}: must be between 0 and 1, got {rate}")
     threshold = number("embedding-check-threshold", float, 0.0)
     if threshold is not None and threshold > 1:
         raise pytest.UsageError(
-            f"--karenina-embedding-check-threshold: must be between 0 and 1, got {threshold}"
+            f"{label('embedding-check-threshold')}: must be between 0 and 1, got {threshold}"
         )
 
     def path(name: str) -> Path | None:
@@ -200,29 +204,29 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     score_threshold = number("rubric-score-threshold", float, 0.0)
     if score_threshold is not None and score_threshold > 1:
         raise pytest.UsageError(
-            f"--karenina-rubric-score-threshold: must be between 0 and 1, got {score_threshold}"
+            f"{label('rubric-score-threshold')}: must be between 0 and 1, got {score_threshold}"
         )
     judge_check, min_kappa = path("judge-check"), number("min-judge-kappa", float, -1.0)
     if min_kappa is not None and (min_kappa > 1 or judge_check is None):
         why = f"must be between -1 and 1, got {min_kappa}" if min_kappa > 1 else ""
         raise pytest.UsageError(
-            f"--karenina-min-judge-kappa: {why or 'needs --karenina-judge-check LABELS'}"
+            f"{label('min-judge-kappa')}: {why or 'needs --karenina-judge-check LABELS'}"
         )
     rubric_gates = tuple(raw["rubric-gates"] or ())
-    _check_gate_rules(rubric_gates)
+    _check_gate_rules(rubric_gates, label("rubric-gates"))
 
     try:
         shard = parse_shard(str(raw["shard"])) if raw["shard"] else None
     except ValueError as exc:
-        raise pytest.UsageError(f"--karenina-shard: {exc}") from None
+        raise pytest.UsageError(f"{label('shard')}: {exc}") from None
     try:
         policy = ReplicatePolicy.parse(raw["replicate-policy"])
     except ReplicatePolicyError as exc:
-        raise pytest.UsageError(f"--karenina-replicate-policy: {exc}") from None
+        raise pytest.UsageError(f"{label('replicate-policy')}: {exc}") from None
 
     preset = path("config")
     if preset is not None and not preset.is_file():
-        raise pytest.UsageError(f"--karenina-config: no such file {preset}")
+        raise pytest.UsageError(f"{label('config')}: no such file {preset}")
     results = path("results")
     if results is not None:
         check_results_path(results, checkpoints)
@@ -230,7 +234,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
     replay_store = path("replay-store")
     answers_store = replay_store or default_store(checkpoints, STORE_SUFFIX)
     if replay != "off":
-        check_store("--karenina-replay-store", answers_store)
+        check_store(label("replay-store"), answers_store)
     judge_store = path("judge-replay-store")
     judge_replay = judge_replay_mode(
         replay, cast("ReplayMode | None", raw["judge-replay"]), judge_store, checkpoints,
@@ -324,10 +328,10 @@ def _xdist_workers(config: pytest.Config) -> int:
         return 1
 
 
-def _check_gate_rules(rules: tuple[str, ...]) -> None:
+def _check_gate_rules(rules: tuple[str, ...], label: str) -> None:
     if not rules:
         return
     try:
         parse_gate_rules(rules)
     except GateSpecError as exc:
-        raise pytest.UsageError(f"--karenina-rubric-gates: {exc}") from None
+        raise pytest.UsageError(f"{label}: {exc}") from None
