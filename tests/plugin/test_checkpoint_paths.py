@@ -88,7 +88,6 @@ def test_a_checkpoint_given_as_a_test_path_says_how_to_run_it(pytester: pytest.P
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[0] == (
         "ERROR: bench.jsonld is a Karenina checkpoint: collect it with --karenina "
-        "(pytest --karenina bench.jsonld --karenina-answering-model provider:model), or list "
-        "it in the ini's karenina_checkpoints"
+        "(pytest --karenina bench.jsonld --karenina-answering-model provider:model)"
     )
     assert "not found" not in result.stderr.str()

@@ -76,6 +76,5 @@ def check_test_paths(positional: Iterable[str], checkpoints: Iterable[Path]) -> 
         if path.suffix == SUFFIX and path.is_file() and path.resolve() not in named:
             raise pytest.UsageError(
                 f"{arg} is a Karenina checkpoint: collect it with --karenina "
-                f"(pytest --karenina {arg} --karenina-answering-model provider:model), "
-                "or list it in the ini's karenina_checkpoints"
+                f"(pytest --karenina {arg} --karenina-answering-model provider:model)"
             )
