@@ -25,6 +25,7 @@ from pytest_karenina.llm.adapters.manual_model import ManualModel
 from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
 from pytest_karenina.llm.agent_ports import AgentPort, AgentResult, AgentRunConfig
 from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
+from pytest_karenina.llm.assumed import AnswerMisses
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import ChatMessage, RawModel
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
@@ -44,6 +45,9 @@ from pytest_karenina.pipeline.retries import record_retry
 logger = logging.getLogger(__name__)
 AdapterFactory = Callable[[ModelConfig], RawModel]
 """Builds the raw model for a model config (a hook for custom adapters)."""
+MissModel = Callable[[ModelConfig, Side], RawModel | None]
+"""Builds what answers the calls a strict store misses, for a model on a side (None: a miss
+stays a ReplayMiss): an estimate's assumed replies."""
 
 
 def default_adapter(model: ModelConfig) -> RawModel:
@@ -151,6 +155,9 @@ class LLMStack:
     per side: answering calls and judge calls). The answering ports and agent of a pair go
     through the answering side's store, the judge's ports and agent through the judge
     side's, even when one model is both; a model's adapter and transport are built once.
+
+    ``miss_model``: under strict replay, what answers a call the store lacks instead of a
+    ``ReplayMiss`` (agent runs still miss); nothing it builds is recorded.
     """
 
     def __init__(
@@ -160,8 +167,10 @@ class LLMStack:
         replay: ReplayStore | ReplaySides | None = None,
         adapter_factory: AdapterFactory | None = None,
         agent_factory: AgentFactory | None = None,
+        miss_model: MissModel | None = None,
     ) -> None:
         self.config = config
+        self.miss_model = miss_model
         self.sides = ReplaySides.of(replay)
         self.replay = self.sides.answering
         """The answering side's store (with one store for every call, that store)."""
@@ -278,7 +287,9 @@ class LLMStack:
             if replay.mode == "strict":
                 # No transport at all: strict replay cannot open a connection, and a miss
                 # is a ReplayMiss naming the question and the call kind.
-                return ReplayingModel(None, replay, identity=adapter.replay_identity)
+                replaying = ReplayingModel(None, replay, identity=adapter.replay_identity)
+                fallback = self.miss_model(model, side) if self.miss_model else None
+                return AnswerMisses(replaying, fallback) if fallback else replaying
         transport = self._transport_of.get(key)
         if transport is None:
             transport = self._transport_of[key] = self._transport(model, adapter, secrets)

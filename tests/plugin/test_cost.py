@@ -1,14 +1,18 @@
 """Cost through pytest over real HTTP, with a test server whose usage is known: the price
-table in the summary and JUnit, the cost cap stopping a run, and the offline estimate."""
+table in the summary and JUnit, the cost cap stopping a run, and the offline estimate (the
+calls the store lacks assumed from the prompts the run builds)."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_karenina.llm.assumed import approx_tokens, filler_text, request_tokens, schema_instance
+from pytest_karenina.llm.ports import ChatMessage, ModelRequest
 from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
 from tests.support.openai_server import OpenAIServer
 
@@ -93,7 +97,7 @@ def test_the_cost_cap_stops_starting_questions(
     result.stdout.fnmatch_lines([f"cost: ${spent:.4f} *"])
 
 
-def test_the_estimate_runs_nothing_and_extrapolates_the_unrecorded(
+def test_the_estimate_runs_nothing_and_assumes_the_unrecorded(
     pytester: pytest.Pytester, openai_server: OpenAIServer
 ) -> None:
     answers(openai_server)
@@ -115,23 +119,52 @@ def test_the_estimate_runs_nothing_and_extrapolates_the_unrecorded(
     assert len(openai_server.requests) == sent  # nothing left the machine
     assert (store.read_text(), export.read_text()) == (kept, earlier)
     assert result.parseoutcomes().get("passed", 0) == 0
+    # q3 as a live run records it: what the estimate assumed for its two calls.
+    run(pytester, openai_server, "--karenina-replay=replay", f"--karenina-replay-store={store}",
+        "-k", "q3").assert_outcomes(passed=1, deselected=2)  # fmt: skip
+    (answer,) = [e for e in store_entries(store) if e["call_kind"] == "answer_generation"
+                 and "Japan" in json.dumps(e["request"])]  # fmt: skip
+    (judge,) = [e for e in store_entries(store) if e["call_kind"] == "parsing"
+                and answer["reply"]["text"] in json.dumps(e["request"])]  # fmt: skip
+    prompt = request_tokens(entry_request(answer))
+    quoted = request_tokens(entry_request(judge, answer["reply"]["text"], filler_text(300)))
+    reply = approx_tokens(json.dumps(schema_instance(judge["request"]["json_schema"])))
+    usd = ((prompt + quoted) * 1.0 + (300 + reply) * 2.0) / 1_000_000
     result.stdout.fnmatch_lines([
-        "karenina: estimate: strict replay, no call leaves the machine, no item runs",
+        "karenina: estimate: strict replay, calls the store lacks assumed, no call leaves the "
+        "machine, no item runs",
         "karenina estimate of a live run (from store.jsonl; no call was sent): 3 items, "
-        "2 fully recorded, 1 not",
-        "  recorded: 4 calls, 6000 tokens in, 300 out, $0.0066 (answerer $0.0024, judge $0.0042)",
-        "  not recorded (at the recorded mean per item): ~2 calls, 3000 tokens in, 150 out, "
-        "$0.0033 *",
-        "  a live run: ~6 calls, 9000 tokens in, 450 out, $0.0099 *",
+        "2 fully recorded, 1 with calls assumed",
+        "  measured (the usage the store recorded): 4 calls, 6000 tokens in, 300 out, "
+        "$0.0066 (answerer $0.0024, judge $0.0042)",
+        f"  assumed (calls the store lacks): 2 calls, ~{prompt + quoted} tokens in, "
+        f"~{300 + reply} out, ~${usd:.4f} *",
+        f"    1 answer: prompts ~{prompt} tokens; replies 300 tokens each *",
+        f"    1 judge call: prompts ~{quoted} tokens; replies ~{reply} tokens *",
+        "    tokens counted as 4 characters each, plus 4 a message",
+        f"  a live run: ~6 calls, ~{6000 + prompt + quoted} tokens in, ~{300 + 300 + reply} out, "
+        f"~${0.0066 + usd:.4f} *",
     ])  # fmt: skip
+
+
+def store_entries(store: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in store.read_text().splitlines() if line.strip()]
+
+
+def entry_request(entry: dict[str, Any], text: str = "", instead: str = "") -> ModelRequest:
+    """The request a store entry recorded, with ``text`` replaced by ``instead``."""
+    recorded = entry["request"]
+    messages = tuple(ChatMessage(m["role"], m["content"].replace(text, instead) if text
+                                 else m["content"]) for m in recorded["messages"])  # fmt: skip
+    return ModelRequest(messages, entry["call_kind"], recorded["json_schema"])
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         (["--karenina-max-cost=1"], "--karenina-max-cost: needs a price table*"),
-        (["--karenina-estimate", "--karenina-replay-store=none.jsonl"],
-         "--karenina-estimate: no replay store at *none.jsonl*"),
+        (["--karenina-estimate", "--karenina-estimate-answer-tokens=0"],
+         "--karenina-estimate-answer-tokens: must be >= 1, got '0'"),
         (["--karenina-estimate", "-n", "2"], "--karenina-estimate: runs in one process; drop -n"),
     ],
 )  # fmt: skip

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from pytest_karenina.checkpoint import load_checkpoint, save_checkpoint
+from pytest_karenina.llm.assumed import approx_tokens, request_tokens, schema_instance
+from pytest_karenina.llm.ports import ChatMessage, ModelRequest
 from tests.plugin.plugin_helpers import capitals_checkpoint, endpoint_args
 from tests.support.openai_rules import RecordedRequest
 from tests.support.openai_server import OpenAIServer
@@ -152,15 +154,36 @@ def test_the_estimate_of_answers_mode_counts_the_judge_calls_only(
 
     assert result.ret == pytest.ExitCode.OK
     assert openai_server.chat_requests == []
+    # The live judge call of q2, recorded now: the one the estimate assumed (the answer it
+    # quotes is the recorded one, so its prompt is the same).
+    judge_store = pytester.path / "judge.jsonl"
+    script_judge(openai_server, {"Rome": "Rome"})
+    judged = pytester.runpytest(*args, "--karenina-replay", "answers", "-k", "q2",
+                                "--karenina-judge-replay", "record",
+                                f"--karenina-judge-replay-store={judge_store}")  # fmt: skip
+    judged.assert_outcomes(passed=1, deselected=2)
+    (entry,) = [json.loads(line) for line in judge_store.read_text().splitlines()]
+    sent = entry["request"]
+    prompt = request_tokens(ModelRequest(
+        tuple(ChatMessage(m["role"], m["content"]) for m in sent["messages"]),
+        entry["call_kind"], sent["json_schema"],
+    ))  # fmt: skip
+    reply = approx_tokens(json.dumps(schema_instance(sent["json_schema"])))
+    usd = (prompt * 1.0 + reply * 2.0) / 1_000_000
     result.stdout.fnmatch_lines([
         "karenina estimate of the judge calls of --karenina-replay answers, all live "
-        "(from calls.jsonl; no call was sent): 3 items, 1 fully recorded, 1 not",
+        "(from calls.jsonl; no call was sent): 3 items, 1 fully recorded, 1 with calls assumed",
         "  1 without a recorded answer (error:replay in answers mode, no judge call)",
-        "  recorded: 1 calls, 2000 tokens in, 50 out, $0.0021 (answerer $0.0000, judge $0.0021)",
-        "  not recorded (at the recorded mean per item): ~1 calls, 2000 tokens in, 50 out, "
-        "$0.0021 *",
-        "  its judge calls: ~2 calls, 4000 tokens in, 100 out, $0.0042 *",
+        "  measured (the usage the store recorded): 1 call, 2000 tokens in, 50 out, $0.0021 "
+        "(answerer $0.0000, judge $0.0021)",
+        f"  assumed (calls the store lacks): 1 call, ~{prompt} tokens in, ~{reply} out, "
+        f"~${usd:.4f} *",
+        f"    1 judge call: prompts ~{prompt} tokens; replies ~{reply} tokens *",
+        "    tokens counted as 4 characters each, plus 4 a message",
+        f"  its judge calls: ~2 calls, ~{2000 + prompt} tokens in, ~{50 + reply} out, "
+        f"~${0.0021 + usd:.4f} *",
     ])  # fmt: skip
+    assert "answers:" not in result.stdout.str()  # answers mode assumes no answer
 
 
 def test_the_header_names_a_live_judge_without_its_key(

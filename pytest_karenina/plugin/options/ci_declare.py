@@ -68,10 +68,16 @@ CI_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "estimate",
-        "Print the calls, tokens and cost a live run would make, from the replay store; "
-        "run nothing",
+        "Print the calls, tokens and cost a live run would make, from the replay store "
+        "(calls it lacks: from their prompts and an assumed reply length); run nothing",
         "bool",
         "yes|no",
+    ),
+    Option(
+        "estimate-answer-tokens",
+        "With --karenina-estimate: the output tokens assumed for each answer the replay store "
+        "has not recorded (default 300)",
+        metavar="N",
     ),
     Option(
         "github",

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from pytest_karenina.llm.assumed import DEFAULT_ANSWER_TOKENS
 from pytest_karenina.plugin.options.ci_declare import (
     CI_OPTIONS,
     BaselineFailOn,
@@ -56,6 +57,8 @@ class CiSettings:
     """Do not start questions once the spent and in-flight cost reaches this (USD)."""
     estimate: bool = False
     """Print what a live run would cost (from the replay store) and run nothing."""
+    estimate_answer_tokens: int = DEFAULT_ANSWER_TOKENS
+    """The output tokens an estimate assumes for an answer the store has not recorded."""
     changed_since: str | None = None
     """Run only the questions that changed since this git revision."""
 
@@ -117,6 +120,9 @@ def resolve_ci_settings(
         prices=prices,
         max_cost=max_cost,
         estimate=bool(flag("estimate")),
+        estimate_answer_tokens=_answer_tokens(
+            by_name["estimate-answer-tokens"], raw["estimate-answer-tokens"]
+        ),
         changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
     )
 
@@ -128,6 +134,14 @@ def _choice(option: Option, value: Any) -> str | None:
         choices = ", ".join(option.choices or ())
         raise pytest.UsageError(f"{option.flag}: {value!r} is not one of {choices}")
     return None if value is None else str(value)
+
+
+def _answer_tokens(option: Option, value: Any) -> int:
+    """The answer length an estimate assumes: a whole number of tokens, at least one."""
+    if value is None:
+        return DEFAULT_ANSWER_TOKENS
+    tokens: int = option_number(option, value, int, 1)
+    return tokens
 
 
 def parse_model_pairs(lines: Sequence[str]) -> tuple[tuple[str, str], ...]:

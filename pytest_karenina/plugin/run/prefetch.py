@@ -23,12 +23,14 @@ import pytest
 from pytest_karenina.checkpoint import Question
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.assumed import AssumedTally
 from pytest_karenina.llm.ports import RawModel
 from pytest_karenina.llm.replay import ReplayStore
+from pytest_karenina.pipeline.assumed_replies import assumed_misses
 from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack, default_adapter
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator, StageRegistry
-from pytest_karenina.pipeline.replay_sides import ReplaySides
+from pytest_karenina.pipeline.replay_sides import ReplaySides, Side
 from pytest_karenina.pipeline.run import Task, judge_replicate_numbers, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
@@ -134,7 +136,18 @@ class Prefetcher:
             made = config.hook.pytest_karenina_make_adapter(config=config, model=model)
             return made if made is not None else default_adapter(model)
 
-        self.llm = LLMStack(self.vconfig, replay=stores, adapter_factory=adapter)
+        self.assumed: AssumedTally | None = None
+        """An estimate's assumed calls: those its strict stores lack (``--karenina-estimate``;
+        in answers mode the judge's only)."""
+        misses = None
+        if self.settings.ci.estimate:
+            self.assumed = AssumedTally()
+            sides: tuple[Side, ...] = ("answering", "judge")
+            if self.settings.replay == "answers":
+                sides = ("judge",)
+            answer_tokens = self.settings.ci.estimate_answer_tokens
+            misses = assumed_misses(self.assumed, answer_tokens, sides)
+        self.llm = LLMStack(self.vconfig, replay=stores, adapter_factory=adapter, miss_model=misses)
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._futures: dict[str, Future[ItemRun]] = {}
         self._threads: list[threading.Thread] = []
