@@ -48,9 +48,11 @@ def build(out: Path, *kinds: str) -> list[Path]:
 
 
 def package_files() -> set[str]:
-    """The files of the package in the checkout, as the wheel names them."""
+    """The files of the package in the checkout, as the wheel names them: its modules,
+    py.typed, and the HTML report's script and style sheet."""
     package = ROOT / "pytest_karenina"
     found = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    found |= set((package / "plugin" / "report" / "web").iterdir())
     return {p.relative_to(ROOT).as_posix() for p in found} | {"pytest_karenina/py.typed"}
 
 
@@ -163,4 +165,5 @@ def test_the_installed_wheel_runs_the_command_and_the_quickstart(tmp_path: Path)
     )  # fmt: skip
     assert quickstart.returncode == pytest.ExitCode.TESTS_FAILED, quickstart.stderr
     assert re.search(r"^3 failed, 9 passed in ", quickstart.stdout, re.M), quickstart.stdout
-    assert "karenina" in (work / "report.html").read_text(encoding="utf-8")
+    report = (work / "report.html").read_text(encoding="utf-8")
+    assert 'id="karenina-report-config"' in report  # the wheel carries the report's script

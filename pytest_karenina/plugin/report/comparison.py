@@ -118,8 +118,9 @@ def _pair(first: str, second: str, matrix: dict[str, dict[str, bool]]) -> PairCo
 
 
 def comparison_html(payloads: Iterable[ItemPayload], reference: str | None = None) -> str:
-    """The HTML summary's comparison: each pair, then the verdict matrix, disagreements
-    first (escaped; empty with fewer than two models)."""
+    """The HTML summary's comparison: each pair, then the verdict matrix folded (a
+    ``<details>`` that says how many questions split the models), disagreements first
+    (escaped; empty with fewer than two models)."""
     found = compare_models(payloads, reference)
     if found is None:
         return ""
@@ -133,7 +134,10 @@ def comparison_html(payloads: Iterable[ItemPayload], reference: str | None = Non
         return "".join(f"<td>{'pass' if row[model] else fail}</td>" for model in found.models)
 
     rows = "".join(f"<tr><td>{escape(q)}</td>{cells(q)}</tr>" for q in order)
+    split = len(found.disagreements)
     return (
-        f'<ul class="karenina-pairs">{pairs}</ul><table class="karenina-comparison">'
-        f"<tr><th>question</th>{head}</tr>{rows}</table>"
+        f'<ul class="karenina-pairs">{pairs}</ul><details class="karenina-matrix"><summary>'
+        f"verdict matrix: {len(found.matrix)} questions, the models disagree on {split}"
+        f'</summary><table class="karenina-comparison"><tr><th>question</th>{head}</tr>{rows}'
+        "</table></details>"
     )

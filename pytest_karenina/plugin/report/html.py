@@ -1,4 +1,6 @@
-"""pytest-html 4 integration: Model/Verdict/Score columns, a per-model summary, item extras.
+"""pytest-html 4 integration: karenina's columns (question, reason, expected and extracted
+value, model, verdict, score, rubric, flaky), a per-model summary, the filter bar and its
+script (:mod:`.html_page`), item extras.
 
 :class:`HtmlPlugin` is registered on the reporting process only when pytest-html is
 active; :func:`add_extras` runs on the process that ran the item. Every piece of LLM or
@@ -15,12 +17,21 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
-from pytest_karenina.plugin.report.cells import decided_elsewhere, rubric_cell, score_cell
+from pytest_karenina.plugin.report.cells import (
+    decided_elsewhere,
+    deciding_cell,
+    item_reason,
+    question_cell,
+    reason_cell,
+    rubric_cell,
+    score_cell,
+)
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
 from pytest_karenina.plugin.report.gate_html import gate_details_html
 from pytest_karenina.plugin.report.highlight import highlighted
+from pytest_karenina.plugin.report.html_page import page_html
 from pytest_karenina.plugin.report.judge_agreement import item_line, item_votes
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.statements import GateStatement
@@ -30,6 +41,9 @@ from pytest_karenina.rubrics.gates import TraitCheck
 
 MAX_VALUE = 200
 COLUMNS = (
+    ("kquestion", "Question"),
+    ("kreason", "Reason"),
+    ("kexpected", "Expected \u2192 got"),
     ("kmodel", "Model"),
     ("kverdict", "Verdict"),
     ("kscore", "Score"),
@@ -37,7 +51,12 @@ COLUMNS = (
     ("kflaky", "Flaky"),
 )
 """(column type, title) of the inserted columns, in order, after the Test column."""
+UNSORTED = frozenset({"kquestion", "kexpected"})
+"""Columns without a sort: pytest-html keeps a copy of a sortable cell's HTML in its data,
+and these two are long (the question in full on hover) and sort nothing useful."""
 FIRST_COLUMN = 2
+NO_LOG = "No log output captured."
+"""What pytest-html's log pane says when a report has no text at all."""
 
 
 def _text(value: Any) -> str:
@@ -70,10 +89,18 @@ def _field_mark(row: Mapping[str, Any]) -> str:
     return _mark(row.get("passed"))
 
 
+def _failing(failed: bool) -> str:
+    """A table row's opening tag, red (``karenina-failing``) when it failed."""
+    return '<tr class="karenina-failing">' if failed else "<tr>"
+
+
 def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{t}</th>" for t in ("field", "expected", "parsed", "primitive", "result"))
     rows = "".join(
-        f"<tr><td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
+        _failing(
+            row.get("passed") is False or bool(row.get("passed") is None and row.get("differs"))
+        )
+        + f"<td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
         f"<td>{_value(row.get('parsed'))}</td><td>{_text(row.get('primitive') or '-')}</td>"
         f"<td>{_field_mark(row)}</td></tr>"
         for row in fields
@@ -95,7 +122,8 @@ def _rubric_table(checks: list[TraitCheck]) -> str:
     titles = ("trait", "kind", "value", "bound", "result", "reasoning")
     head = "".join(f"<th>{title}</th>" for title in titles)
     rows = "".join(
-        f"<tr><td>{_text(check.name)}</td><td>{_text(check.kind)}</td>"
+        _failing(bool(check.gated and check.passed is False))
+        + f"<td>{_text(check.name)}</td><td>{_text(check.kind)}</td>"
         f"<td>{_value(check.value)}</td><td>{_text(check.bound or '-')}</td>"
         f"<td>{_trait_mark(check)}</td><td>"
         f"{_text(check.error or check.skipped or check.reasoning or '')}"
@@ -239,16 +267,20 @@ class HtmlPlugin:
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         for offset, (column, title) in enumerate(COLUMNS):
-            cell = f'<th class="sortable" data-column-type="{column}">{title}</th>'
+            sortable = "" if column in UNSORTED else ' class="sortable"'
+            cell = f'<th{sortable} data-column-type="{column}">{title}</th>'
             cells.insert(FIRST_COLUMN + offset, cell)
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         """Always inserts one cell per column (empty without a payload), or rows misalign."""
         sent = getattr(report, "karenina", None)
         payload = ItemPayload.from_json(sent) if isinstance(sent, dict) else None
-        values = ("", "", "", "", "")
-        if payload is not None:
+        values = ("",) * len(COLUMNS)
+        if isinstance(sent, dict) and payload is not None:
             values = (
+                question_cell(payload),
+                reason_cell(item_reason(payload, sent.get("reason"))),
+                deciding_cell(payload),
                 _text(payload.answering_model),
                 _text(payload.category),
                 score_cell(payload),
@@ -259,13 +291,15 @@ class HtmlPlugin:
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')
 
     def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
-        """The extras show the explanation as tables: the log keeps only its one-line reason
-        (and the captured output), not the same text again. The reason is the one the item's
-        process took (under xdist the text starts with the worker's line)."""
-        sent = getattr(report, "karenina", None)
-        if sent and report.longreprtext and data:
-            reason = sent.get("reason") if isinstance(sent, dict) else None
-            data[0] = escape(reason or report.longreprtext.splitlines()[0]) + "\n"
+        """A karenina row's log pane holds what was captured (the pipeline's log records,
+        output), nothing else: the Reason column and the extras already say why the item
+        failed. With nothing captured the pane is left out (``data`` emptied)."""
+        if not isinstance(getattr(report, "karenina", None), dict):
+            return
+        captured = data[1:] if report.longreprtext else data
+        if captured == [NO_LOG] or not "".join(captured).strip():
+            captured = []
+        data[:] = captured
 
     def pytest_html_report_title(self, report: Any) -> None:
         names = ", ".join(path.name for path in self.config.stash[CHECKPOINTS_KEY])
@@ -281,7 +315,9 @@ class HtmlPlugin:
         if metadata is not None:
             metadata.update(environment(self.config))
 
-    def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
         summary = self.summary
         if not summary.total:
             return
@@ -306,3 +342,4 @@ class HtmlPlugin:
             f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}"
             f"{gate_details_html(self.gates)}</div>"
         )
+        postfix.append(page_html(summary.payloads.values(), summary.compare_to))
