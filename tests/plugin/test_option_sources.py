@@ -30,6 +30,10 @@ def usage_error(pytester: pytest.Pytester, *args: str) -> str:
          "karenina_min_pass_rate in tox.ini: must be between 0 and 1, got 1.5"),
         ("karenina_shard = 5/4",
          "karenina_shard in tox.ini: expected I/N with 1 <= I <= N (e.g. 2/4), got '5/4'"),
+        ("karenina_github_annotations = many",
+         "karenina_github_annotations in tox.ini: expected a number, got 'many'"),
+        ("karenina_github_known_failures = hide",
+         "karenina_github_known_failures in tox.ini: 'hide' is not one of notice, error, none"),
     ],
 )  # fmt: skip
 def test_a_bad_ini_value_names_the_ini_key_and_file(

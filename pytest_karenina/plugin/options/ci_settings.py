@@ -27,6 +27,7 @@ from pytest_karenina.plugin.options.spec import (
     option_flag,
     option_number,
     option_value,
+    sourced,
 )
 from pytest_karenina.results.cost import PriceError, PriceTable
 
@@ -70,7 +71,7 @@ def resolve_ci_settings(
 
     ``checkpoints`` and ``results``: the run's checkpoints and export, which the baseline an
     update writes must not be."""
-    by_name = {option.name: option for option in CI_OPTIONS}
+    by_name = {option.name: sourced(config, option) for option in CI_OPTIONS}
     raw: dict[str, Any] = {name: option_value(config, opt) for name, opt in by_name.items()}
 
     def flag(name: str) -> bool | None:
@@ -132,7 +133,7 @@ def _choice(option: Option, value: Any) -> str | None:
     naming the option otherwise."""
     if value is not None and value not in (option.choices or ()):
         choices = ", ".join(option.choices or ())
-        raise pytest.UsageError(f"{option.flag}: {value!r} is not one of {choices}")
+        raise pytest.UsageError(f"{option.label}: {value!r} is not one of {choices}")
     return None if value is None else str(value)
 
 
