@@ -10,13 +10,17 @@ short leaves torch half-initialised for the rest of the process. A run whose tem
 use ``SemanticMatch`` loads the model before its pipelines start (:func:`install_semantic_match`);
 a model first needed inside ``verify()`` loads in a paused section of the time limit. A load
 that fails is remembered: every later use gets the same error, no second half-import.
+
+Loading draws no progress bar: pipelines run in threads while pytest captures the output of
+whichever item is in progress, so a "Loading weights" bar would land in that item's output.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_karenina.templates.primitives import SemanticMatchUnavailable, set_similarity_function
@@ -63,7 +67,7 @@ class EmbeddingModels:
                     model = _load(name)
                     # The first encoding imports and sets up more (0.1-0.5 s): here, in the
                     # paused section, not in the first verify()'s counted time.
-                    model.encode(["warm-up"], convert_to_numpy=True)
+                    model.encode(["warm-up"], convert_to_numpy=True, show_progress_bar=False)
                     self._models[name] = model
                     return model
                 except EmbeddingLoadError as exc:
@@ -81,8 +85,9 @@ class EmbeddingModels:
         model = self.get(name)
         with uninterrupted():  # torch code: a timeout waits for the (short) encoding
             vectors = model.encode(
-                [first, second], convert_to_numpy=True, normalize_embeddings=True
-            )
+                [first, second], convert_to_numpy=True, normalize_embeddings=True,
+                show_progress_bar=False,
+            )  # fmt: skip
         score = float((vectors[0] * vectors[1]).sum())
         return min(1.0, max(0.0, score))
 
@@ -114,7 +119,26 @@ def _load(name: str) -> Any:
             f"the embedding model {name!r} needs sentence-transformers: "
             "pip install 'pytest-karenina[embeddings]'"
         ) from exc
-    return SentenceTransformer(_resolve(name), device="cpu")
+    return _without_progress_bars(lambda: SentenceTransformer(_resolve(name), device="cpu"))
+
+
+def _without_progress_bars(load: Callable[[], Any]) -> Any:
+    """``load()`` with the progress bars of transformers ("Loading weights") and of the hub
+    (downloads) off, then back as they were."""
+    # Both come with sentence-transformers; typed loosely (neither module exports them typed).
+    hub: Any = importlib.import_module("huggingface_hub.utils")
+    transformers_logging: Any = importlib.import_module("transformers.utils.logging")
+    hub_bars = not hub.are_progress_bars_disabled()
+    transformers_bars = transformers_logging.is_progress_bar_enabled()
+    hub.disable_progress_bars()
+    transformers_logging.disable_progress_bar()
+    try:
+        return load()
+    finally:
+        if hub_bars:
+            hub.enable_progress_bars()
+        if transformers_bars:
+            transformers_logging.enable_progress_bar()
 
 
 # One cache per process: loading a model takes seconds and hundreds of MB.

@@ -113,7 +113,8 @@ class BaseCheckStage(BaseVerificationStage):
         override = self._should_trigger_override(detected, performed)
         context.set_artifact_and_result(f"{prefix}_override_applied", override)
         if override:
-            logger.warning("%s: %s check failed the answer", context.question_id, prefix)
+            # A verdict, not a problem: the result and the item's failure text say it already.
+            logger.info("%s: %s check failed the answer", context.question_id, prefix)
             context.set_artifact_and_result(ArtifactKeys.VERIFY_RESULT, False)
 
 
@@ -142,7 +143,8 @@ class BaseAutoFailStage(BaseVerificationStage):
 
     def execute(self, context: VerificationContext) -> None:
         reason = self._get_autofail_reason(context)
-        logger.warning("%s: auto-fail at stage %s: %s", context.question_id, self.name, reason)
+        # A verdict, not a problem: VERDICT_REASON carries it to the item's failure text.
+        logger.info("%s: auto-fail at stage %s: %s", context.question_id, self.name, reason)
         context.set_artifact(VERDICT_REASON, reason)
         context.record_autofail(self.name)
         self._set_additional_failure_fields(context)

@@ -98,7 +98,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
             config, settings, role, unchanged, narrowed, note, judge_health=health
         )
         if settings.replay != "off":
-            replay = ReplayUsageReport(config, settings)
+            replay = controller.replay_usage = ReplayUsageReport(config, settings)
     if role.runs_items:
         summary = controller.summary if controller is not None else None
         manager.register(RunnerPlugin(config, settings, html, summary, replay), "karenina-runner")

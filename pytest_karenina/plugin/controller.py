@@ -33,6 +33,7 @@ from pytest_karenina.plugin.report.junit import write_suite_properties
 from pytest_karenina.plugin.report.logged import flaky_status, logged_residue
 from pytest_karenina.plugin.report.statements import Line
 from pytest_karenina.plugin.report.summary import RunSummary
+from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport
 from pytest_karenina.plugin.stash import CONFIG_KEY, HEAP_KEY, SELECTION_KEY
 from pytest_karenina.plugin.verdict.judge_check import reported_check
 
@@ -87,6 +88,9 @@ class ControllerPlugin:
         self.judge_health = judge_health
         """A judge check's agreement with people (its labels are no model's pass rate or
         baseline: those gates do not apply)."""
+        self.replay_usage: ReplayUsageReport | None = None
+        """The replay store's usage, whose lines close the karenina summary (set by
+        :func:`~.activate.activate` when the run replays or records)."""
         checking = judge_health is not None
         if settings.min_pass_rate is not None and not checking:
             self.gates.append(PassRateGate(settings.min_pass_rate, settings.gate_on))
@@ -200,6 +204,9 @@ class ControllerPlugin:
         if self.judge_health is not None:
             write_lines(terminalreporter, self.judge_health.lines())
         write_lines(terminalreporter, run_lines(self.summary, self.gates))
+        reported = bool(self.summary.payloads or self.summary.skipped)
+        if self.replay_usage is not None and reported:  # in the summary; none when nothing ran
+            write_lines(terminalreporter, map(Line, self.replay_usage.lines))
         if self.guard is not None and self.session is not None:
             title = ", ".join(path.name for path in self.settings.checkpoints)
             status, limit = int(self.session.exitstatus), self.settings.ci.annotations

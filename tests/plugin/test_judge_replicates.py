@@ -229,9 +229,9 @@ def test_a_store_recorded_with_one_judging_answers_judge_replicate_1_only(
         )
     assert "judge replicate 1, call kind" not in out
     replayed.stdout.fnmatch_lines([
+        "outcomes: error:replay 1",
         "karenina replay: 2 entries used, 0 added, 0 unused of 2 in calls.jsonl; judge replicate"
         " 1 uses the keys of a run without judge replicates, judge replicates 2-3 their own",
-        "outcomes: error:replay 1",
     ])  # fmt: skip
 
 

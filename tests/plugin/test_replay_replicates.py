@@ -102,6 +102,6 @@ def test_a_store_of_a_run_without_replicates_answers_replicate_1_only(
         )
     assert "replicate 1, call kind" not in out
     replayed.stdout.fnmatch_lines([
-        f"karenina replay: 2 entries used, 0 added, 0 unused of 2 in calls.jsonl{REPLICATES_NOTE}",
         "outcomes: error:replay 2, pass 1",
+        f"karenina replay: 2 entries used, 0 added, 0 unused of 2 in calls.jsonl{REPLICATES_NOTE}",
     ])  # fmt: skip

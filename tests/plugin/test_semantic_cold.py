@@ -9,6 +9,7 @@ process is the point here: in-process the model would already be imported.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
 from tests.e2e.scripting import script
 from tests.e2e.test_embedding import SEMANTIC_CASES, SEMANTIC_TEMPLATE, TEXTS
 from tests.e2e.test_semantic_model_errors import offline_model  # noqa: F401 - fixture
-from tests.plugin.plugin_helpers import endpoint_args
+from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
 from tests.support.openai_server import OpenAIServer
 
 pytestmark = [pytest.mark.embedding, pytest.mark.subprocess]
@@ -64,3 +65,27 @@ def test_semantic_match_in_a_cold_process_under_a_short_time_limit(
     result.assert_outcomes(passed=1, failed=1)
     for symptom in ("partially initialized", "TemplateTimeout", "did not finish", "Fatal"):
         assert symptom not in out
+    assert "Loading weights" not in out  # no progress bar, in an item's output or after the run
+
+
+@pytest.mark.usefixtures("offline_model")
+def test_the_embedding_check_loads_its_model_without_a_progress_bar(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """The embedding check loads the model in a pipeline thread while pytest captures some
+    item's output: its "Loading weights" bar landed in the failing item's captured stderr."""
+    for qid, (country, capital) in COUNTRIES.items():
+        city = "Lyon" if qid == "q1" else capital
+        openai_server.add_rule(f"It is {city}.", structured=False, contains=f"capital of {country}")
+        openai_server.add_rule({"capital": city}, structured=True, contains=f"It is {city}.")
+    path = capitals_checkpoint(pytester.path)
+    args = endpoint_args(openai_server, "--karenina-embedding-check", "--karenina-results=r.json")
+    result = pytester.runpytest_subprocess("--karenina", str(path), *args, timeout=900)
+
+    out = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=2, failed=1)
+    scores = re.findall(
+        r'"embedding_similarity_score": ?([0-9.]+)', (pytester.path / "r.json").read_text()
+    )
+    assert len(scores) == 1  # the check ran on the failed answer: it loaded the model
+    assert "Loading weights" not in out and "Captured stderr" not in out, out

@@ -9,6 +9,9 @@ questions that did not run would go too.
 With ``--karenina-replay answers`` the store answers the answering calls only: the summary
 counts the answers it gave, and the judge calls apart (live, and through the judge store
 when there is one).
+
+The lines are part of the terminal's karenina summary (the controller writes them there), so
+a run whose questions never reported (a collection error, nothing selected) has none.
 """
 
 from __future__ import annotations
@@ -125,12 +128,13 @@ class ReplayUsageReport:
             f"karenina replay: {len(self.used & stored)} entries used, {self.added} added, "
             f"{len(unused)} unused of {len(stored)} in {path.name}{self._replicates_note()}"
         )
+        complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        prunable = complete and self.full_selection and not session.shouldstop
         if not self.settings.replay_prune:
-            if unused:
+            if unused and prunable:  # a partial run would be refused: no hint then
                 self.lines[-1] += " (--karenina-replay-prune drops the unused ones)"
             return
-        complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if not (complete and self.full_selection and not session.shouldstop):
+        if not prunable:
             self.lines.append(
                 "karenina replay: not pruned: the run did not cover every question "
                 "(a selection, -x or an interruption)"
@@ -154,7 +158,3 @@ class ReplayUsageReport:
             others = f"{kind} 2 its own" if count == 2 else f"{kind}s 2-{count} their own"
             note += f"; {kind} 1 uses the keys of a run without {kind}s, {others}"
         return note
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for line in self.lines:
-            terminalreporter.write_line(line)
