@@ -161,6 +161,11 @@ def rule_violations(config: VerificationConfig) -> list[str]:
     found.extend(_few_shot_violations(config))
     found.extend(_deep_judgment_violations(config))
     found.extend(_agentic_violations(config))
+    if config.workspace_output_mode != "none" and config.workspace_output_dir is None:
+        found.append(
+            f"workspace_output_mode={config.workspace_output_mode!r} needs "
+            "workspace_output_dir (the directory saved workspaces go to)"
+        )
     return found
 
 
@@ -218,9 +223,6 @@ NOT_BUILT: tuple[tuple[str, str, str], ...] = (
     ("agentic_parsing_trigger", "dynamic agentic parsing (investigate only when needed)", ""),
     ("agentic_rubric_strategy", "grading agentic rubric traits", ""),
     ("agentic_rubric_parallel", "grading agentic rubric traits", ""),
-    ("workspace_output_mode", "saving final workspaces", ""),
-    ("workspace_output_dir", "saving final workspaces", ""),
-    ("workspace_output_exclude_patterns", "saving final workspaces", ""),
     ("replay_store", "Karenina's replay of earlier results",
      "record and replay LLM calls with --karenina-replay"),
     ("replay_parse_on_hydration_mismatch", "Karenina's replay of earlier results", ""),

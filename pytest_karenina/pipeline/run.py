@@ -28,7 +28,8 @@ from pytest_karenina.pipeline.stages.generate_answer import (
     GENERATED_ANSWER,
     WORKSPACE_SLOT,
 )
-from pytest_karenina.pipeline.workspace import WorkspaceSlot
+from pytest_karenina.pipeline.workspace import SAVE_WORKSPACE, WorkspaceSlot
+from pytest_karenina.pipeline.workspace_save import output_settings
 from pytest_karenina.prompts import resolve_few_shot
 from pytest_karenina.results import VerificationResult, VerificationResultSet
 from pytest_karenina.rubrics.traits import has_traits
@@ -157,12 +158,15 @@ def run_question(
     cached_answer: dict[str, Any] | None = None,
     prepare: Callable[[VerificationContext], None] | None = None,
     workspace: WorkspaceSlot | None = None,
+    save_workspace: bool = False,
 ) -> tuple[VerificationResult, dict[str, Any] | None]:
     """Run the pipeline for one task; return its result and the answer it generated.
 
     ``prepare`` may adjust the context before the stages run (used by tests
     and the pytest plugin). ``workspace``: the answer group's workspace (agentic
-    parsing). Never raises for problems of the item itself: they end up in the result.
+    parsing); ``save_workspace``: this task saves it when it ends (the group's last judge,
+    ``workspace_output_mode``). Never raises for problems of the item itself: they end up in
+    the result.
     """
     question = task.question
     pair = llm.pair(task.answering, task.parsing)
@@ -200,6 +204,8 @@ def run_question(
     )
     if workspace is not None:
         context.set_artifact(WORKSPACE_SLOT, workspace)
+        if save_workspace:
+            context.set_artifact(SAVE_WORKSPACE, True)
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
     if prepare is not None:
@@ -228,19 +234,23 @@ def run_answer_group(
     the first generated answer is reused by the later parsing models (spec 5.3) and judge
     replicates, which judge it again. With agentic parsing they share one workspace too,
     removed after the last of them. ``cached_answer``: an answer given in advance (the
-    artifacts GenerateAnswer sets), judged instead of asking the answering model."""
+    artifacts GenerateAnswer sets), judged instead of asking the answering model. The last of
+    them saves the workspace (``workspace_output_mode``), and every result records where."""
     results: list[VerificationResult] = []
     answer: dict[str, Any] | None = cached_answer
     slot = _workspace_slot(tasks[0], config, workspace_root) if tasks else None
     try:
-        for task in tasks:
+        for index, task in enumerate(tasks):
             result, generated = run_question(
                 task, config, llm, orchestrator=orchestrator, run_name=run_name,
-                cached_answer=answer, workspace=slot,
+                cached_answer=answer, workspace=slot, save_workspace=index == len(tasks) - 1,
             )  # fmt: skip
             results.append(result)
             answer = answer or generated
     finally:
+        if slot is not None and slot.saved is not None:
+            for result in results:
+                result.saved_workspace = str(slot.saved)
         warning = slot.release() if slot is not None else None
         if warning is not None and results:
             results[-1].metadata.warnings.append(warning)
@@ -252,8 +262,10 @@ def _workspace_slot(
 ) -> WorkspaceSlot | None:
     if not config.agentic_parsing:
         return None
+    model = task.answering.id or task.answering.model_name or "model"
     return WorkspaceSlot(root, task.question.id, task.question.workspace_path,
-                         replicate=task.replicate)  # fmt: skip
+                         replicate=task.replicate, output=output_settings(config),
+                         model=model)  # fmt: skip
 
 
 def run_verification(

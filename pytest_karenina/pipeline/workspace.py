@@ -13,7 +13,8 @@ a fresh directory: an original is never deleted). A question path that leaves th
 refused, and so is the root itself (``"."``: its copy would sit next to the root, outside
 it). ``workspace_copy`` and ``workspace_cleanup`` are read from the contexts of the answer's
 judges (their fields of those names), not kept here. How a copy is made, and how copies in
-use are removed when a run is cut short: :mod:`.workspace_copy`.
+use are removed when a run is cut short: :mod:`.workspace_copy`. With ``workspace_output_mode``
+the last judge saves the workspace before it is removed: :mod:`.workspace_save`.
 """
 
 from __future__ import annotations
@@ -35,8 +36,13 @@ from pytest_karenina.pipeline.workspace_copy import (
     special_kind,
     unregister,
 )
+from pytest_karenina.pipeline.workspace_save import OutputSettings, folder_name, save_workspace
+from pytest_karenina.pipeline.workspace_tree import Seen, snapshot
 
 logger = logging.getLogger("pytest_karenina.pipeline")
+SAVE_WORKSPACE = "save_workspace"
+"""Artifact set on the last judge's context of an answer group: its FinalizeResult saves the
+group's workspace (``workspace_output_mode``)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -49,6 +55,8 @@ class Workspace:
     root: Path
     skipped: tuple[str, ...] = ()
     """Entries of the original left out of the copy (FIFOs, sockets, devices)."""
+    source: Path | None = None
+    """The question's own directory (the original of a copy); None for a fresh directory."""
 
 
 def _suffix(replicate: int | None) -> str:
@@ -93,7 +101,7 @@ def resolve_workspace(
                 f"question_workspace_path={question_path})"
             )
         if not copy:
-            return Workspace(source, False, base)
+            return Workspace(source, False, base, source=source)
         working = source.with_name(f"{source.name}_{_suffix(replicate)}")
         return _copied(source, working, base, cleanup)
     name = _UNSAFE.sub("_", question_id).strip("_") or "question"
@@ -122,7 +130,7 @@ def _copied(source: Path, working: Path, base: Path, cleanup: bool) -> Workspace
         entry.settled.set()
     if skipped:
         logger.warning("Left out of the copy of workspace %s: %s", source, ", ".join(skipped))
-    return Workspace(working, True, base, tuple(skipped))
+    return Workspace(working, True, base, tuple(skipped), source)
 
 
 def cleanup_workspace(workspace: Workspace | None, enabled: bool) -> str | None:
@@ -179,7 +187,12 @@ class WorkspaceSettings(Protocol):
 
 class WorkspaceSlot:
     """The workspace of one answer group, resolved on first use (by GenerateAnswer) and
-    shared by the group's judges; a resolution error is raised again for each of them."""
+    shared by the group's judges; a resolution error is raised again for each of them.
+
+    With ``output`` (``workspace_output_mode``), the last judge saves it (:meth:`save`) before
+    it is cleaned up; in ``produced`` mode what it held before the run is recorded when it is
+    resolved: nothing for a fresh directory, the original's entries for a copy (compared
+    with the original when saving), each file's hash for a workspace used in place."""
 
     def __init__(
         self,
@@ -188,14 +201,21 @@ class WorkspaceSlot:
         question_path: str | None,
         *,
         replicate: int | None = None,
+        output: OutputSettings | None = None,
+        model: str = "",
     ) -> None:
         self.root = root
         self.question_id = question_id
         self.question_path = question_path
         self.replicate = replicate
+        self.output = output
+        self.model = model
+        self.saved: Path | None = None
+        """Where :meth:`save` saved the workspace."""
         self._users: list[WorkspaceSettings] = []
         self._workspace: Workspace | None = None
         self._error: str | None = None
+        self._before: dict[str, Seen] | None = None
 
     def get(self, settings: WorkspaceSettings) -> Workspace:
         """The group's workspace for a judge whose context is ``settings``: resolved on first
@@ -213,7 +233,42 @@ class WorkspaceSlot:
             except (RuntimeError, OSError) as exc:
                 self._error = str(exc)
                 raise RuntimeError(self._error) from None
+            self._record_before(self._workspace)
         return self._workspace
+
+    def _record_before(self, workspace: Workspace) -> None:
+        output = self.output
+        if output is None or output.mode != "produced":
+            return
+        try:
+            if workspace.source is None:
+                self._before = {}
+            elif workspace.is_copy:
+                self._before = snapshot(workspace.source, output.patterns, hashed=False)
+            else:
+                self._before = snapshot(workspace.path, output.patterns, hashed=True)
+        except OSError as exc:
+            self._error = (
+                f"Could not record what the workspace {workspace.path} holds before the run "
+                f"(workspace_output_mode='produced'): {exc}"
+            )
+            raise RuntimeError(self._error) from None
+
+    def save(self) -> Path | None:
+        """Save the workspace under the run's ``workspace_output_dir`` (once; later calls
+        return the same path); None when there is nothing to save (no output setting, or
+        no workspace was resolved). Raises :class:`WorkspaceSaveError` naming the path."""
+        workspace, output = self._workspace, self.output
+        if workspace is None or output is None or self.saved is not None:
+            return self.saved
+        about = {"question_id": self.question_id, "answering_model": self.model,
+                 "replicate": self.replicate,
+                 "original": str(workspace.source) if workspace.source else None}  # fmt: skip
+        self.saved = save_workspace(
+            workspace.path, output, folder_name(self.question_id, self.model, self.replicate),
+            before=self._before, original=workspace.source, root=workspace.root, about=about,
+        )  # fmt: skip
+        return self.saved
 
     def release(self) -> str | None:
         """Clean up after the group's last judge, unless a judge's context turned

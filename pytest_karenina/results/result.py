@@ -33,7 +33,7 @@ SEED_ONLY_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 """Per section, the seed-document fields that exports leave out (current Karenina lacks them
 and its metadata model rejects unknown keys); loading rebuilds them from the other fields."""
-OWN_OPTIONAL_FIELDS = ("custom_fields", "judge_replicate")
+OWN_OPTIONAL_FIELDS = ("custom_fields", "judge_replicate", "saved_workspace")
 """Root fields of ours that exports leave out when they are None, so an export of a run that
 does not use them is Karenina's shape exactly."""
 
@@ -69,6 +69,9 @@ class VerificationResult(BaseModel):
     judge_replicate: int | None = None
     """Which judge replicate judged the answer (``--karenina-judge-replicates``; ours, Karenina
     has none); None without judge replicates (and then left out of exports)."""
+    saved_workspace: str | None = None
+    """Where the answer's final workspace was saved (``workspace_output_mode``; ours, Karenina
+    lists its saves in a manifest); None when none was (and then left out of exports)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -117,6 +117,15 @@ class TestRules:
         )
         assert "agentic_judge_context='workspace_only'" in message
 
+    def test_saving_workspaces_needs_a_directory(self) -> None:
+        message = rule_error(workspace_output_mode="produced")
+        assert "workspace_output_mode='produced' needs workspace_output_dir" in message
+        built = config(workspace_output_mode="full", workspace_output_dir="saved",
+                       workspace_output_exclude_patterns=["*.log"])  # fmt: skip
+        assert (built.workspace_output_mode, built.workspace_output_exclude_patterns) == (
+            "full", ["*.log"],
+        )  # fmt: skip
+
     def test_custom_rubric_deep_judgment_needs_its_config(self) -> None:
         message = rule_error(deep_judgment_rubric_mode="custom")
         assert "needs deep_judgment_rubric_config" in message

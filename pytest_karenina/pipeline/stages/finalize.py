@@ -29,8 +29,10 @@ from pytest_karenina.pipeline.rubric_grading.deep_traits import (
 )
 from pytest_karenina.pipeline.stage import BaseVerificationStage
 from pytest_karenina.pipeline.stages.context_queries import config_value
-from pytest_karenina.pipeline.stages.generate_answer import ERROR_DETAILS
+from pytest_karenina.pipeline.stages.generate_answer import ERROR_DETAILS, WORKSPACE_SLOT
 from pytest_karenina.pipeline.stages.parse_template import JUDGE_RAW_OUTPUT
+from pytest_karenina.pipeline.workspace import SAVE_WORKSPACE, WorkspaceSlot
+from pytest_karenina.pipeline.workspace_save import WorkspaceSaveError
 from pytest_karenina.results import (
     VerificationResult,
     VerificationResultDeepJudgment,
@@ -74,6 +76,7 @@ class FinalizeResultStage(BaseVerificationStage):
         return "FinalizeResult"
 
     def execute(self, context: VerificationContext) -> None:
+        saved = self._save_workspace(context)
         fields = dict(context.result_fields)
         trace = fields.get(ArtifactKeys.TRACE_MESSAGES) or []
         for key in (ArtifactKeys.RAW_LLM_RESPONSE, ArtifactKeys.EVALUATION_INPUT):
@@ -94,10 +97,24 @@ class FinalizeResultStage(BaseVerificationStage):
             trace_extraction_error=fields.get(ArtifactKeys.TRACE_EXTRACTION_ERROR),
             custom_fields=custom_fields(fields),
             judge_replicate=context.judge_replicate,
+            saved_workspace=saved,
             deep_judgment=_deep_judgment_section(context),
             deep_judgment_rubric=_deep_judgment_rubric_section(context),
         )
         context.set_artifact(FINAL_RESULT, result)
+
+    def _save_workspace(self, context: VerificationContext) -> str | None:
+        """The last judge of an answer saves its workspace (``workspace_output_mode``); a
+        save that fails errors this result (so the item), naming the path."""
+        slot = context.get_artifact(WORKSPACE_SLOT)
+        if not context.get_artifact(SAVE_WORKSPACE) or not isinstance(slot, WorkspaceSlot):
+            return None
+        try:
+            saved = slot.save()
+        except WorkspaceSaveError as exc:
+            context.mark_error(str(exc), self.name)
+            return None
+        return str(saved) if saved is not None else None
 
     def _metadata(
         self, context: VerificationContext, template: VerificationResultTemplate
