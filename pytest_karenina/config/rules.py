@@ -221,8 +221,6 @@ NOT_BUILT: tuple[tuple[str, str, str], ...] = (
     ("answerer_concurrency_limits", "a task cap per answering model",
      "cap a model's requests with its max_concurrent_requests"),
     ("agentic_parsing_trigger", "dynamic agentic parsing (investigate only when needed)", ""),
-    ("agentic_rubric_strategy", "grading agentic rubric traits", ""),
-    ("agentic_rubric_parallel", "grading agentic rubric traits", ""),
     ("replay_store", "Karenina's replay of earlier results",
      "record and replay LLM calls with --karenina-replay"),
     ("replay_parse_on_hydration_mismatch", "Karenina's replay of earlier results", ""),

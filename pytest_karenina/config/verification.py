@@ -168,6 +168,7 @@ class VerificationConfig(BaseModel):
     agentic_rubric_strategy: Literal["individual", "shared"] = "individual"
     """Agentic rubric traits: one agent session per trait or one for all."""
     agentic_rubric_parallel: bool = False
+    """``individual`` strategy: investigate a question's agentic traits at once."""
     workspace_copy: bool = True
     """Work on a copy of a question's workspace, keeping the original intact."""
     workspace_cleanup: bool = True

@@ -86,6 +86,13 @@ class ArtifactKeys:
     METRIC_TRAIT_CONFUSION_LISTS = "metric_trait_confusion_lists"
     RUBRIC_EVALUATION_STRATEGY = "rubric_evaluation_strategy"
 
+    # Agentic rubric traits (stage 11b): artifacts only, the values of the rubric section's
+    # fields of those names
+    AGENTIC_RUBRIC_EVALUATION_PERFORMED = "agentic_rubric_evaluation_performed"
+    AGENTIC_TRAIT_SCORES = "agentic_trait_scores"
+    AGENTIC_TRAIT_INVESTIGATION_TRACES = "agentic_trait_investigation_traces"
+    AGENTIC_TRAIT_EXTRACTION_METADATA = "agentic_trait_extraction_metadata"
+
     # Deep judgment (templates): artifacts ParseTemplate sets, named like the fields of the
     # deep_judgment result section they equal
     DEEP_JUDGMENT_PERFORMED = "deep_judgment_performed"

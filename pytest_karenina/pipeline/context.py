@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 FEATURE_FLAGS = (
     "agentic_parsing", "agentic_judge_context", "agentic_parsing_max_turns",
-    "agentic_parsing_timeout", "workspace_copy", "workspace_cleanup",
+    "agentic_parsing_timeout", "agentic_rubric_strategy", "agentic_rubric_parallel",
+    "workspace_copy", "workspace_cleanup",
 )  # fmt: skip
 """The ``VerificationConfig`` settings a context carries as fields of its own (seed 004)."""
 
@@ -50,10 +51,12 @@ class VerificationContext:
 
     Agentic evaluation (seed 004, section 8): the run's settings ``agentic_parsing``,
     ``agentic_judge_context``, ``agentic_parsing_max_turns``, ``agentic_parsing_timeout``,
-    ``workspace_copy`` and ``workspace_cleanup`` (:func:`extract_feature_flags`; the stages
-    read them here, so a stage or ``prepare`` hook that changes one is followed),
-    ``workspace_root`` and the question's ``question_workspace_path``; GenerateAnswer sets
-    ``workspace_path`` (and ``workspace_is_copy``) when ``agentic_parsing`` is on.
+    ``agentic_rubric_strategy``, ``agentic_rubric_parallel``, ``workspace_copy`` and
+    ``workspace_cleanup`` (:func:`extract_feature_flags`; the stages read them here, so a
+    stage or ``prepare`` hook that changes one is followed), ``workspace_root`` and the
+    question's ``question_workspace_path``; GenerateAnswer sets ``workspace_path`` (and
+    ``workspace_is_copy``) when the answer has a workspace (agentic parsing, or agentic
+    rubric traits that read it).
 
     Rubrics: ``rubric`` holds the question's own traits, ``global_rubric`` the
     benchmark's global traits and ``dynamic_rubric`` its dynamic traits (graded
@@ -87,6 +90,8 @@ class VerificationContext:
     agentic_judge_context: str = "workspace_only"
     agentic_parsing_max_turns: int = 15
     agentic_parsing_timeout: float = 120.0
+    agentic_rubric_strategy: str = "individual"
+    agentic_rubric_parallel: bool = False
     workspace_copy: bool = True
     workspace_cleanup: bool = True
     workspace_root: Path | None = None

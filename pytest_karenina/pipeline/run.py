@@ -23,6 +23,7 @@ from pytest_karenina.pipeline.embedding import install_semantic_match
 from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.pipeline.orchestrator import StageOrchestrator
 from pytest_karenina.pipeline.retries import RETRY_TALLY, RetryTally, collecting_retries
+from pytest_karenina.pipeline.stages.agentic_rubric_evaluation import JUDGE_PORTS
 from pytest_karenina.pipeline.stages.generate_answer import (
     CACHED_ANSWER,
     GENERATED_ANSWER,
@@ -82,6 +83,21 @@ class Task:
     @property
     def answer_key(self) -> tuple[str, str | None, int | None]:
         return (self.question.id, self.answering.id, self.replicate)
+
+    def reads_workspace(self, config: VerificationConfig) -> bool:
+        """Whether the answer needs a workspace: agentic parsing, or (in a rubric mode) an
+        agentic rubric trait whose judge looks at the workspace."""
+        if config.agentic_parsing:
+            return True
+        if config.evaluation_mode == "template_only":
+            return False
+        rubrics = (self.question.rubric, self.global_rubric, self.dynamic_rubric)
+        return any(
+            trait.context_mode != "trace_only"
+            for rubric in rubrics
+            if rubric is not None
+            for trait in rubric.agentic_traits
+        )
 
 
 def expand_tasks(
@@ -206,6 +222,12 @@ def run_question(
         context.set_artifact(WORKSPACE_SLOT, workspace)
         if save_workspace:
             context.set_artifact(SAVE_WORKSPACE, True)
+    context.set_artifact(
+        JUDGE_PORTS,
+        lambda model: llm.pair(task.answering, model).for_question(
+            question.id, task.replicate, task.judge_replicate
+        ),
+    )
     if cached_answer is not None:
         context.set_artifact(CACHED_ANSWER, cached_answer)
     if prepare is not None:
@@ -232,9 +254,10 @@ def run_answer_group(
 ) -> list[VerificationResult]:
     """Run tasks sharing one answer (same question, answering model, replicate) in order;
     the first generated answer is reused by the later parsing models (spec 5.3) and judge
-    replicates, which judge it again. With agentic parsing they share one workspace too,
-    removed after the last of them. ``cached_answer``: an answer given in advance (the
-    artifacts GenerateAnswer sets), judged instead of asking the answering model. The last of
+    replicates, which judge it again. With agentic parsing (or agentic rubric traits that
+    read the workspace) they share one workspace too, removed after the last of them.
+    ``cached_answer``: an answer given in advance (the artifacts GenerateAnswer sets), judged
+    instead of asking the answering model. The last of
     them saves the workspace (``workspace_output_mode``), and every result records where."""
     results: list[VerificationResult] = []
     answer: dict[str, Any] | None = cached_answer
@@ -260,7 +283,7 @@ def run_answer_group(
 def _workspace_slot(
     task: Task, config: VerificationConfig, root: Path | None
 ) -> WorkspaceSlot | None:
-    if not config.agentic_parsing:
+    if not task.reads_workspace(config):
         return None
     model = task.answering.id or task.answering.model_name or "model"
     return WorkspaceSlot(root, task.question.id, task.question.workspace_path,

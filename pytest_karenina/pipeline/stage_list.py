@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 from pytest_karenina.pipeline.stage import VerificationStage
 from pytest_karenina.pipeline.stages.agentic_parse_template import AgenticParseTemplateStage
+from pytest_karenina.pipeline.stages.agentic_rubric_evaluation import (
+    AgenticRubricEvaluationStage,
+)
 from pytest_karenina.pipeline.stages.checks import AbstentionCheckStage, SufficiencyCheckStage
 from pytest_karenina.pipeline.stages.deep_judgment_autofail import DeepJudgmentAutoFailStage
 from pytest_karenina.pipeline.stages.deep_judgment_rubric_autofail import (
@@ -44,11 +47,12 @@ def default_stages(
     AgenticParseTemplate with ``agentic_parsing``, never both),
     VerifyTemplate, EmbeddingCheck (always included; it acts only when enabled
     and verification failed), DeepJudgmentAutoFail (template deep judgment on),
-    RubricEvaluation and DeepJudgmentRubricAutoFail (rubric modes), FinalizeResult.
-    ``rubric_only`` keeps answer generation, guards, abstention, RubricEvaluation,
-    DeepJudgmentRubricAutoFail and FinalizeResult. The two rubric stages are included, as
-    in the seed, only when a rubric with traits is configured: ``rubric`` (a ``Rubric``,
-    or a bool saying whether there are rubric traits; default none) tells.
+    RubricEvaluation, DeepJudgmentRubricAutoFail and AgenticRubricEvaluation (rubric
+    modes; it acts only on agentic traits), FinalizeResult. ``rubric_only`` keeps answer
+    generation, guards, abstention, the three rubric stages and FinalizeResult. The rubric
+    stages are included, as in the seed, only when a rubric with traits is configured:
+    ``rubric`` (a ``Rubric``, or a bool saying whether there are rubric traits; default
+    none) tells.
     """
     mode = evaluation_mode or (config.evaluation_mode if config else "template_only")
     if abstention_enabled is None:
@@ -73,6 +77,9 @@ def default_stages(
     if template and config is not None and config.deep_judgment_mode != "disabled":
         stages.append(DeepJudgmentAutoFailStage())
     if mode != "template_only" and has_rubric:
-        stages += [RubricEvaluationStage(), DeepJudgmentRubricAutoFailStage()]
+        stages += [
+            RubricEvaluationStage(), DeepJudgmentRubricAutoFailStage(),
+            AgenticRubricEvaluationStage(),
+        ]  # fmt: skip
     stages.append(FinalizeResultStage())
     return stages

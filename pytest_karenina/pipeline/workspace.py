@@ -80,8 +80,9 @@ def resolve_workspace(
     (removed at the end of an interrupted run when ``cleanup``) until it is cleaned up."""
     if root is None:
         raise RuntimeError(
-            "workspace_root must be set when agentic_parsing is True "
-            "(--karenina-workspace-root, or run_verification(..., workspace_root=...))"
+            "workspace_root must be set for the answer's workspace (agentic_parsing, or "
+            "agentic rubric traits that read it): --karenina-workspace-root, or "
+            "run_verification(..., workspace_root=...)"
         )
     base = root.resolve()
     if question_path:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pytest_karenina.llm.ports import ChatMessage
 from pytest_karenina.prompts.messages import system_and_user
 from pytest_karenina.prompts.rubric import describe, material
-from pytest_karenina.rubrics.traits import LLMRubricTrait
+from pytest_karenina.rubrics.traits import AgenticRubricTrait, LLMRubricTrait
 
 TEMPLATE_TASK = "rubric_llm_trait_template"
 
@@ -79,8 +79,9 @@ def _cached_model(name: str, schema_json: str) -> type[BaseModel]:
     return create_model(f"{model_name}Record", __config__=ConfigDict(extra="ignore"), **fields)
 
 
-def template_reply_model(trait: LLMRubricTrait) -> type[BaseModel]:
-    """The pydantic class of ``trait``'s record (built once per name and schema)."""
+def template_reply_model(trait: LLMRubricTrait | AgenticRubricTrait) -> type[BaseModel]:
+    """The pydantic class of ``trait``'s record (built once per name and schema); an
+    agentic template-kind trait's record is built the same way."""
     schema = json.dumps(trait.template_schema or {}, sort_keys=True)
     return _cached_model(trait.name, schema)
 

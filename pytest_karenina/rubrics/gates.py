@@ -3,12 +3,12 @@
 Karenina has no rubric verdict; pytest-karenina needs one for ``rubric_only`` runs
 (and for ``template_and_rubric`` runs that ask for it). Defaults:
 
-* boolean traits (LLM, regex, callable) pass when their value equals
+* boolean traits (LLM, regex, callable, agentic) pass when their value equals
   ``higher_is_better`` (true unless the trait says otherwise);
-* score traits (LLM, and callable traits with both bounds) pass when their score,
+* score traits (LLM, agentic, and callable traits with both bounds) pass when their score,
   normalised to 0..1 over the trait's range and flipped when lower is better, is at
   least the score threshold (default 0.5);
-* literal, template-kind, metric and agentic traits are reported but not gated.
+* literal, template-kind and metric traits are reported but not gated.
 
 Rules override the defaults per trait: ``Completeness>=4``, ``extraction.f1>=0.8``
 (a metric of a metric trait, or a field of a template-kind trait), ``tone==formal``
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_karenina.results.rubric import VerificationResultRubric
+from pytest_karenina.results.trace import TraceError, final_ai_message
 from pytest_karenina.rubrics.traits import (
+    AgenticRubricTrait,
     CallableTrait,
     LLMRubricTrait,
     MetricRubricTrait,
@@ -144,7 +146,9 @@ class TraitCheck:
     """One trait of one result: its value and whether it passes its gate.
 
     ``passed`` is None when the trait is not gated or has no value; ``error`` says
-    why it has no value, ``skipped`` why a dynamic trait was not graded.
+    why it has no value, ``skipped`` why a dynamic trait was not graded. ``reasoning`` is the
+    judge's reasoning; for an agentic trait, its investigation's whole trace
+    (:func:`investigation_finding` gives its conclusion).
     """
 
     name: str
@@ -166,8 +170,8 @@ class TraitCheck:
 
 
 def kind_label(trait: RubricTrait) -> str:
-    """``llm score 1-5``, ``regex``, ``callable boolean``, ``metric`` ..."""
-    if isinstance(trait, LLMRubricTrait | CallableTrait):
+    """``llm score 1-5``, ``regex``, ``callable boolean``, ``agentic boolean``, ``metric`` ..."""
+    if isinstance(trait, LLMRubricTrait | CallableTrait | AgenticRubricTrait):
         if trait.kind == "score":
             return f"{trait.trait_type} score {trait.min_score}-{trait.max_score}"
         return f"{trait.trait_type} {trait.kind}"
@@ -177,20 +181,33 @@ def kind_label(trait: RubricTrait) -> str:
 
 
 def _is_literal(trait: RubricTrait) -> bool:
-    return isinstance(trait, LLMRubricTrait | CallableTrait) and trait.kind == "literal"
+    kinds = LLMRubricTrait | CallableTrait | AgenticRubricTrait
+    return isinstance(trait, kinds) and trait.kind == "literal"
+
+
+def _indices(rubric: VerificationResultRubric, trait: RubricTrait) -> Mapping[str, Any] | None:
+    """The scores holding ``trait``'s class index (a literal trait)."""
+    if isinstance(trait, CallableTrait):
+        return rubric.callable_trait_scores
+    if isinstance(trait, AgenticRubricTrait):
+        return rubric.agentic_trait_scores
+    return rubric.llm_trait_scores
 
 
 def _value(rubric: VerificationResultRubric, trait: RubricTrait) -> Any:
     name = trait.name
-    if isinstance(trait, LLMRubricTrait) and trait.kind == "template":
+    if isinstance(trait, LLMRubricTrait | AgenticRubricTrait) and trait.kind == "template":
+        fields = (
+            rubric.llm_trait_scores if trait.trait_type == "llm" else rubric.agentic_trait_scores
+        )
         prefix = f"{name}."
-        found = {k[len(prefix) :]: v for k, v in (rubric.llm_trait_scores or {}).items()
+        found = {k[len(prefix) :]: v for k, v in (fields or {}).items()
                  if k.startswith(prefix)}  # fmt: skip
         return found or None
     if _is_literal(trait) and isinstance(trait, LLMRubricTrait):
         return (rubric.llm_trait_labels or {}).get(name)
-    if _is_literal(trait) and isinstance(trait, CallableTrait):
-        index = (rubric.callable_trait_scores or {}).get(name)
+    if _is_literal(trait) and isinstance(trait, CallableTrait | AgenticRubricTrait):
+        index = (_indices(rubric, trait) or {}).get(name)
         classes = list(trait.classes or {})
         valid = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(classes)
         return classes[index] if valid else None  # type: ignore[index]
@@ -206,10 +223,10 @@ def _default_gate(trait: RubricTrait, threshold: float) -> tuple[Callable[[Any],
     """The default pass test of ``trait`` and its bound as text, or None (not gated)."""
     kind = getattr(trait, "kind", "boolean" if trait.trait_type == "regex" else None)
     better = getattr(trait, "higher_is_better", True)
-    if trait.trait_type in ("llm", "regex", "callable") and kind == "boolean":
+    if trait.trait_type in ("llm", "regex", "callable", "agentic") and kind == "boolean":
         wanted = better is not False
         return (lambda value: value is wanted), f"== {str(wanted).lower()}"
-    if trait.trait_type in ("llm", "callable") and kind == "score":
+    if trait.trait_type in ("llm", "callable", "agentic") and kind == "score":
         low, high = getattr(trait, "min_score", None), getattr(trait, "max_score", None)
         if low is None or high is None or high <= low:
             return None
@@ -225,11 +242,7 @@ def _rule_test(
     trait: RubricTrait, rules: Sequence[GateRule], rubric: VerificationResultRubric
 ) -> tuple[Callable[[Any], bool], str]:
     literal = _is_literal(trait)
-    indices: Mapping[str, Any] | None = (
-        rubric.callable_trait_scores
-        if isinstance(trait, CallableTrait)
-        else rubric.llm_trait_scores
-    )
+    indices = _indices(rubric, trait)
 
     def part(value: Any, rule: GateRule) -> Any:
         if rule.key != trait.name:
@@ -261,7 +274,8 @@ def check_traits(
     if rubric is None:
         return []
     errors = rubric.trait_errors or {}
-    reasoning = rubric.llm_trait_reasoning or {}
+    reasoning = {**(rubric.llm_trait_reasoning or {}),
+                 **(rubric.agentic_trait_investigation_traces or {})}  # fmt: skip
     checks: list[TraitCheck] = []
     for name in rubric.trait_provenance or {}:
         trait = definitions.get(name)
@@ -299,6 +313,15 @@ def _ungrounded(trait: RubricTrait, why: str, *, gated: bool) -> TraitCheck:
         trait.name, kind_label(trait), None, gated, False if gated else None,
         bound="a verbatim quote of the answer" if gated else None, reasoning=why,
     )  # fmt: skip
+
+
+def investigation_finding(trace: str) -> str:
+    """What an agentic trait's investigation concluded: the last message of its ``trace``
+    (the whole trace when none can be found)."""
+    try:
+        return final_ai_message(trace)
+    except TraceError:
+        return trace
 
 
 def gate_summary(checks: Sequence[TraitCheck]) -> tuple[int, int]:

@@ -152,7 +152,7 @@ def test_stage_12_is_included_whenever_rubric_evaluation_is() -> None:
     for mode in ("template_and_rubric", "rubric_only"):
         config = fake_config(evaluation_mode=mode)  # rubric and template deep judgment off
         names = [stage.name for stage in default_stages(config, rubric=traits)]
-        assert names[-3:] == ["RubricEvaluation", "DeepJudgmentRubricAutoFail", "FinalizeResult"]
+        assert names[-4:-2] == ["RubricEvaluation", "DeepJudgmentRubricAutoFail"]
     names = [s.name for s in default_stages(fake_config(), rubric=traits)]
     assert "DeepJudgmentRubricAutoFail" not in names
 

@@ -107,8 +107,9 @@ def test_finalize_result_is_last_and_appears_once(mode: str, checks: bool) -> No
 @pytest.mark.parametrize("mode", ["template_and_rubric", "rubric_only"])
 def test_rubric_modes_with_a_rubric_evaluate_it_before_finalizing(mode: str) -> None:
     stages = StageOrchestrator.from_config(fake_config(evaluation_mode=mode), rubric=RUBRIC)
-    assert stages.stage_names[-3:] == [
-        "RubricEvaluation", "DeepJudgmentRubricAutoFail", "FinalizeResult",
+    assert stages.stage_names[-4:] == [
+        "RubricEvaluation", "DeepJudgmentRubricAutoFail", "AgenticRubricEvaluation",
+        "FinalizeResult",
     ]  # fmt: skip
     fake = FakeLLM().answer(ANSWER).parse_as({"capital": "Paris"})
     item = question(CLASSIC).model_copy(update={"rubric": RUBRIC})
@@ -124,6 +125,7 @@ def test_rubric_modes_without_rubric_traits_leave_the_stage_out(rubric: Any) -> 
     stages = StageOrchestrator.from_config(config, rubric=rubric).stage_names
     assert "RubricEvaluation" not in stages
     assert "DeepJudgmentRubricAutoFail" not in stages
+    assert "AgenticRubricEvaluation" not in stages
 
 
 def test_template_only_runs_carry_no_rubric() -> None:

@@ -257,13 +257,15 @@ def test_a_dynamic_trait_named_like_a_static_one_errors_the_item_before_any_call
     assert fake.count("rubric_presence_check") == 0
 
 
-def test_agentic_traits_are_recorded_as_unsupported() -> None:
+def test_an_agentic_trait_without_a_deep_agent_judge_errors_that_trait_only() -> None:
     agentic = AgenticRubricTrait(name="Workspace", description="Files are tidy")
     fake = FakeLLM().answer(ANSWER)
     result = run([agentic, MENTIONS_PARIS], fake)
-    assert result.rubric is not None
-    assert "agentic rubric traits are not graded" in (result.rubric.trait_errors or {})["Workspace"]
+    assert result.rubric is not None and result.metadata.error is None
+    error = (result.rubric.trait_errors or {})["Workspace"]
+    assert "need a deep-agent judge" in error and "interface 'openai_endpoint'" in error
     assert result.rubric.regex_trait_scores == {"MentionsParis": True}
+    assert (result.rubric.trait_provenance or {})["Workspace"] == "question_specific"
 
 
 def test_prompt_config_instructions_reach_the_rubric_calls() -> None:

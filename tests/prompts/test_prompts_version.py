@@ -14,6 +14,9 @@ from pytest_karenina.prompts.version import PROMPTS_VERSION
 
 KNOWN = {
     (1, "30a7c19974f45fa1"),
+    # Agentic rubric traits' investigation and extraction (issue 28): new calls, none of the
+    # earlier ones changed, so earlier verdicts compare as before.
+    (1, "8a73f0806baaeaf8"),
 }
 """``(PROMPTS_VERSION, digest of the texts)`` pairs accepted. A new text with a new version:
 replace the pair; a change that asks nothing new (a typo): add its digest under the same

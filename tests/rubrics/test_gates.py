@@ -16,6 +16,7 @@ from pytest_karenina.rubrics.gates import (
     TraitCheck,
     check_traits,
     gate_summary,
+    investigation_finding,
     kind_label,
     parse_gate_rules,
     unknown_gate_traits,
@@ -176,6 +177,9 @@ def test_kind_labels() -> None:
     assert kind_label(CallableTrait(name="C")) == "callable boolean"
     metric = MetricRubricTrait(name="M", metrics=["f1"], tp_instructions=["x"])
     assert kind_label(metric) == "metric tp_only"
+    agentic = AgenticRubricTrait(name="A", description="d", kind="score", max_score=10)
+    assert kind_label(agentic) == "agentic score 1-10"
+    assert kind_label(AgenticRubricTrait(name="A", description="d")) == "agentic boolean"
 
 
 # --- default gates: booleans -----------------------------------------------------------------
@@ -187,8 +191,9 @@ def test_kind_labels() -> None:
         (LLMRubricTrait(name="T", kind="boolean"), "llm_trait_scores"),
         (RegexTrait(name="T", pattern="x"), "regex_trait_scores"),
         (CallableTrait(name="T"), "callable_trait_scores"),
+        (AgenticRubricTrait(name="T", description="inspect"), "agentic_trait_scores"),
     ],
-    ids=["llm", "regex", "callable"],
+    ids=["llm", "regex", "callable", "agentic"],
 )
 @pytest.mark.parametrize("higher_is_better", [True, False])
 @pytest.mark.parametrize("value", [True, False])
@@ -276,33 +281,73 @@ def test_callable_score_without_both_bounds_is_not_gated(low: int | None, high: 
 # --- traits not gated by default ---------------------------------------------------------------
 
 
-def test_literal_metric_template_and_agentic_traits_are_reported_but_not_gated() -> None:
+def test_literal_metric_and_template_traits_are_reported_but_not_gated() -> None:
     tone = LLMRubricTrait(name="Tone", kind="literal", classes=TONES)
     form = LLMRubricTrait(name="Form", kind="template", template_schema=FORM_SCHEMA)
     extraction = MetricRubricTrait(name="extraction", metrics=["f1"], tp_instructions=["x"])
-    agent = AgenticRubricTrait(name="Agent", description="inspect the workspace")
     literal_callable = CallableTrait(name="CTone", kind="literal", classes=TONES)
-    defs = definitions(tone, form, extraction, agent, literal_callable)
+    agent_tone = AgenticRubricTrait(name="ATone", description="d", kind="literal", classes=TONES)
+    agent_form = AgenticRubricTrait(
+        name="AForm", description="d", kind="template", template_schema=FORM_SCHEMA
+    )
+    defs = definitions(tone, form, extraction, literal_callable, agent_tone, agent_form)
     rubric = result(
         defs,
         llm_trait_scores={"Tone": 1, "Form.tone": "formal", "Form.sections": 3},
         llm_trait_labels={"Tone": "casual"},
         metric_trait_scores={"extraction": {"f1": 0.9}},
-        agentic_trait_scores={"Agent": True},
         callable_trait_scores={"CTone": 2},
+        agentic_trait_scores={"ATone": 0, "AForm.tone": "casual", "AForm.sections": 1},
     )
     checks = check_traits(rubric, defs, RubricGatePolicy())
-    assert [check.name for check in checks] == ["Tone", "Form", "extraction", "Agent", "CTone"]
+    assert [check.name for check in checks] == [
+        "Tone", "Form", "extraction", "CTone", "ATone", "AForm",
+    ]  # fmt: skip
     assert all(not check.gated and check.passed is None for check in checks)
     values = {check.name: check.value for check in checks}
     assert values == {
         "Tone": "casual",  # the label, not the index
         "Form": {"tone": "formal", "sections": 3},
         "extraction": {"f1": 0.9},
-        "Agent": True,
         "CTone": list(TONES)[2],  # callable literal traits show their class name too
+        "ATone": next(iter(TONES)),  # agentic ones too (Karenina stores only the index)
+        "AForm": {"tone": "casual", "sections": 1},
     }
     assert gate_summary(checks) == (0, 0)
+
+
+def test_agentic_score_traits_are_gated_like_llm_ones() -> None:
+    trait = AgenticRubricTrait(name="Tidy", description="d", kind="score", min_score=1)
+    check = only_check(trait, None, agentic_trait_scores={"Tidy": 2})
+    assert (check.gated, check.passed, check.bound) == (True, False, ">= 3 (of 1-5)")
+    assert only_check(trait, None, agentic_trait_scores={"Tidy": 3}).passed is True
+    rule = policy("Tidy>=2")
+    assert only_check(trait, rule, agentic_trait_scores={"Tidy": 2}).passed is True
+
+
+def test_agentic_literal_and_template_rules() -> None:
+    tone = AgenticRubricTrait(name="ATone", description="d", kind="literal", classes=TONES)
+    assert only_check(tone, policy("ATone==formal"), agentic_trait_scores={"ATone": 0}).passed
+    by_index = only_check(tone, policy("ATone>=1"), agentic_trait_scores={"ATone": 0})
+    assert by_index.passed is False  # a number compares with the class index
+    form = AgenticRubricTrait(
+        name="AForm", description="d", kind="template", template_schema=FORM_SCHEMA
+    )
+    fields = {"AForm.tone": "formal", "AForm.sections": 3}
+    assert only_check(form, policy("AForm.sections>=3"), agentic_trait_scores=fields).passed
+    assert not only_check(form, policy("AForm.tone==casual"), agentic_trait_scores=fields).passed
+
+
+def test_an_agentic_traits_reasoning_is_its_investigation() -> None:
+    trait = AgenticRubricTrait(name="Tidy", description="d")
+    trace = "--- AI Message ---\nLooking.\n\n--- AI Message ---\nThe files are tidy."
+    check = only_check(
+        trait, None, agentic_trait_scores={"Tidy": True},
+        agentic_trait_investigation_traces={"Tidy": trace},
+    )  # fmt: skip
+    assert check.reasoning == trace
+    assert investigation_finding(trace) == "The files are tidy."
+    assert investigation_finding("no header") == "no header"
 
 
 # --- rules override the defaults ---------------------------------------------------------------

@@ -52,6 +52,7 @@ CALL_KINDS = (
     "deep_judgment_excerpts",
     "deep_judgment_reasoning",
     "deep_judgment_hallucination",
+    "rubric_agentic_trait_extraction",
 )
 """The ``call_kind`` values the built-in stages use."""
 

@@ -2,7 +2,9 @@
 
 One presence-check call covers every non-agentic dynamic trait. Present traits join
 the rubric with provenance ``dynamic``; the others are recorded with a reason in
-``dynamic_rubric_skipped_traits``. A dynamic trait named like a static one is a
+``dynamic_rubric_skipped_traits``. Agentic dynamic traits take no presence check: stage 11b
+(AgenticRubricEvaluation) grades them, their concept being what its judge investigates.
+A dynamic trait named like a static one is a
 :class:`~pytest_karenina.rubrics.merge.RubricConflictError`, checked before the call.
 A reply that cannot be read counts every concept as absent (as in Karenina); a call
 that fails outright raises, which errors the item.
@@ -21,7 +23,6 @@ from pytest_karenina.rubrics.merge import DYNAMIC, MergedRubric
 from pytest_karenina.rubrics.traits import Rubric
 
 ABSENT = "concept not present in the response"
-AGENTIC_UNSUPPORTED = "agentic rubric traits are not graded yet (no agentic rubric evaluation)"
 CALL_KIND = "rubric_presence_check"
 
 
@@ -38,12 +39,7 @@ def resolve_dynamic(
     """``merged`` plus the dynamic traits whose concept ``response`` addresses."""
     wanted = [t for t in dynamic.traits() if trait_names is None or t.name in trait_names]
     merged.add(wanted, DYNAMIC)  # a name clash raises here, before any call
-    candidates = []
-    for trait in wanted:
-        if trait.trait_type == "agentic":
-            outcome.skipped[trait.name] = AGENTIC_UNSUPPORTED
-        else:
-            candidates.append(trait)
+    candidates = [trait for trait in wanted if trait.trait_type != "agentic"]
     if not candidates:
         return merged
     messages = presence_messages(candidates, response, instructions=instructions)

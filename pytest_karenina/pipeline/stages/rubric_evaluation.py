@@ -2,7 +2,8 @@
 
 The rubric is the global traits followed by the question's own (a name clash
 errors the item), limited to ``rubric_trait_names``, plus the dynamic traits the
-presence check finds in the response. Regex and callable traits are scored
+presence check finds in the response (agentic traits are left to stage 11b,
+AgenticRubricEvaluation). Regex and callable traits are scored
 locally, LLM and metric traits by the judge; LLM traits under rubric deep judgment
 quote their evidence first, one after another (:mod:`rubric_grading.deep_traits`),
 leaving the :data:`DEEP_JUDGMENT_RUBRIC` artifact for stage 12. The stage is
@@ -36,7 +37,7 @@ from pytest_karenina.pipeline.rubric_grading.deterministic import (
     score_callable_traits,
     score_regex_traits,
 )
-from pytest_karenina.pipeline.rubric_grading.dynamic import AGENTIC_UNSUPPORTED, resolve_dynamic
+from pytest_karenina.pipeline.rubric_grading.dynamic import resolve_dynamic
 from pytest_karenina.pipeline.rubric_grading.llm_traits import JudgeMaterial, LLMTraitGrader
 from pytest_karenina.pipeline.rubric_grading.outcome import RubricOutcome
 from pytest_karenina.pipeline.stage import BaseVerificationStage
@@ -93,7 +94,13 @@ class RubricEvaluationStage(BaseVerificationStage):
         names = config_value(context, "rubric_trait_names", None)
         merged = merge_rubrics(context.global_rubric, context.rubric, trait_names=names)
         text, _ = evaluation_input(context, self._full_trace(context))
-        outcome = RubricOutcome(provenance=dict(merged.provenance))
+        # Agentic traits are stage 11b's (AgenticRubricEvaluation): it adds their provenance.
+        provenance = {
+            trait.name: merged.provenance[trait.name]
+            for trait in merged.traits
+            if trait.trait_type != "agentic"
+        }
+        outcome = RubricOutcome(provenance=provenance)
         if context.dynamic_rubric is not None and context.judge_checks is not None:
             merged = resolve_dynamic(
                 context.judge_checks, context.dynamic_rubric, merged, text, outcome,
@@ -161,8 +168,6 @@ class RubricEvaluationStage(BaseVerificationStage):
                 }
         if record.performed or rubric_deep_judgment_enabled(context.config, rubric.llm_traits):
             context.set_artifact(DEEP_JUDGMENT_RUBRIC, record)
-        for agentic in rubric.agentic_traits:
-            outcome.fail(agentic.name, AGENTIC_UNSUPPORTED)
 
     @staticmethod
     def _deep(

@@ -37,7 +37,7 @@ from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_mo
 from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
-from pytest_karenina.rubrics.gates import TraitCheck
+from pytest_karenina.rubrics.gates import TraitCheck, investigation_finding
 
 MAX_VALUE = 200
 COLUMNS = (
@@ -125,12 +125,23 @@ def _rubric_table(checks: list[TraitCheck]) -> str:
         _failing(bool(check.gated and check.passed is False))
         + f"<td>{_text(check.name)}</td><td>{_text(check.kind)}</td>"
         f"<td>{_value(check.value)}</td><td>{_text(check.bound or '-')}</td>"
-        f"<td>{_trait_mark(check)}</td><td>"
-        f"{_text(check.error or check.skipped or check.reasoning or '')}"
-        "</td></tr>"
+        f"<td>{_trait_mark(check)}</td><td>{_trait_note(check)}</td></tr>"
         for check in checks
     )
     return f'<table class="karenina-rubric"><tr>{head}</tr>{rows}</table>'
+
+
+def _trait_note(check: TraitCheck) -> str:
+    """Why a trait has no value, or the judge's reasoning; for an agentic trait, its
+    investigation's finding with the whole investigation folded below."""
+    note = check.error or check.skipped
+    if not (check.reasoning and check.kind.startswith("agentic")):
+        return _text(note or check.reasoning or "")
+    return (
+        f"{_text(note or investigation_finding(check.reasoning))}"
+        '<details class="karenina-investigation"><summary>investigation</summary>'
+        f'<pre style="white-space: pre-wrap">{_text(check.reasoning)}</pre></details>'
+    )
 
 
 def _notes(summary: ResultSummary) -> Iterator[str]:

@@ -15,6 +15,7 @@ from pytest_karenina.plugin.verdict.outcome import (
     FieldFacts,
     Outcome,
     Verdict,
+    error_outcome,
     field_rows,
     overrides,
     overriding_failure,
@@ -23,6 +24,7 @@ from pytest_karenina.plugin.verdict.outcome import (
 )
 from pytest_karenina.results.agent_metrics import describe_agent, is_agent_run
 from pytest_karenina.results.classify import TEMPLATE_ERROR
+from pytest_karenina.rubrics.gates import investigation_finding
 
 if TYPE_CHECKING:
     from pytest_karenina.results import VerificationResult
@@ -173,7 +175,8 @@ def error_line(result: VerificationResult) -> str:
     if fault is not None and not meta.error and meta.completed_without_errors:
         return terminal_safe(fault)
     failure = meta.failure
-    where = f" in {failure.stage} ({failure.category})" if failure else ""
+    category = error_outcome(result).removeprefix("error:")  # as the outcome counts it
+    where = f" in {failure.stage} ({category})" if failure else ""
     return f"error{where}: {terminal_safe(meta.error or 'unknown error')}"
 
 
@@ -275,18 +278,29 @@ def trait_check_line(check: TraitCheck) -> str:
             text += f", needs {check.bound}"
     line = f"  trait {terminal_safe(check.name)} ({check.kind}): {text}"
     if check.reasoning:
-        line += f"; judge: {short(check.reasoning, MAX_REASONING)}"
+        reasoning = check.reasoning
+        if check.kind.startswith("agentic"):  # the whole investigation: its conclusion
+            reasoning = investigation_finding(reasoning)
+        line += f"; judge: {short(reasoning, MAX_REASONING)}"
     return line
 
 
 def rubric_explanation(verdict: Verdict) -> list[str]:
-    """Lines naming each failing (or unmeasured) gated trait with value, bound and reasoning."""
+    """Lines naming each failing (or unmeasured) gated trait with value, bound and reasoning
+    (as rubric traits, not a gate, when the traits do not take part in the verdict)."""
     failing, unmeasured = verdict.failing_traits, verdict.unmeasured_traits
     gated = sum(1 for check in verdict.checks if check.gated)
     lines: list[str] = []
-    if failing:
-        lines.append(f"  rubric gate: {len(failing)} of {gated} gated traits failed")
-    if unmeasured:
-        lines.append(f"  rubric gate: {len(unmeasured)} of {gated} gated traits have no value")
+    if verdict.gating:
+        if failing:
+            lines.append(f"  rubric gate: {len(failing)} of {gated} gated traits failed")
+        if unmeasured:
+            lines.append(f"  rubric gate: {len(unmeasured)} of {gated} gated traits have no value")
+    else:  # the traits did not decide the verdict: what they scored, and no gate
+        if failing:
+            lines.append(f"  rubric traits: {len(failing)} of {gated} failed their bounds "
+                         "(reported only: --karenina-rubric-gate makes them decide)")  # fmt: skip
+        if unmeasured:
+            lines.append(f"  rubric traits: {len(unmeasured)} of {gated} have no value")
     lines.extend(trait_check_line(check) for check in [*unmeasured, *failing])
     return lines
