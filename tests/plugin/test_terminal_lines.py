@@ -1,9 +1,12 @@
-"""Each line of the terminal where it belongs, once (issue 27): the replay store's lines in the
-karenina summary (none when nothing ran, no prune hint where pruning would be refused), no
-WARNING log record repeating a verdict the failure already states."""
+"""Each line of the terminal where it belongs, once, in the words the rest uses (issue 27): the
+replay store's lines in the karenina summary (none when nothing ran, no prune hint where
+pruning would be refused), no WARNING log record repeating a verdict the failure already
+states, rubric traits that did not decide named as traits (not a gate), a replay miss named
+as the summary counts it, questions in comparisons named as their items."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,9 @@ from tests.plugin.plugin_helpers import (
     endpoint_args,
     scripted,
 )
+from tests.plugin.test_replay_ci import STALE
+from tests.plugin.test_rubric_plugin import UNLOADABLE
+from tests.plugin.test_rubric_plugin import run as run_rubrics
 from tests.support.openai_server import OpenAIServer
 
 REPLAY = "karenina replay: "
@@ -109,3 +115,70 @@ def test_an_abstention_is_said_once(pytester: pytest.Pytester, openai_server: Op
     result.stdout.fnmatch_lines(["abstained: 'The response declines to answer.'"])
     out = result.stdout.str()
     assert "WARNING" not in out and "Captured log" not in out and "failed the answer" not in out
+
+
+def test_rubric_traits_without_the_rubric_gate_are_no_gate(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """template_and_rubric without --karenina-rubric-gate: the template decided, and the
+    failing traits are reported as traits, not as a gate that failed."""
+    gates = f"--karenina-rubric-gates={UNLOADABLE}, HasCitations off"
+    result, _ = run_rubrics(pytester, openai_server, "--karenina-mode=template_and_rubric", gates)
+
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "celsius: 90 != 100; fahrenheit: 194 != 212",
+        "  rubric traits: 2 of 4 failed their bounds (reported only: --karenina-rubric-gate "
+        "makes them decide)",
+        "  trait Accuracy (llm boolean): false, needs == true; judge: *",
+    ])  # fmt: skip
+    result.stdout.fnmatch_lines(["  rubric traits: 1 of 4 have no value"])
+    assert "rubric gate" not in result.stdout.str()
+
+
+def test_a_replay_miss_is_named_as_the_summary_counts_it(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """The error line says ``replay``, as ``outcomes: error:replay`` does, not the failure
+    record's ``unexpected_error``."""
+    args, store = replay_args(pytester, openai_server)
+    store.write_text(json.dumps(STALE) + "\n")
+    result = pytester.runpytest(*args, "--karenina-replay", "strict")
+
+    result.assert_outcomes(errors=4, skipped=1)
+    result.stdout.fnmatch_lines([
+        "error in GenerateAnswer (replay): *strict replay: no recorded reply for question*",
+        "outcomes: error:replay 4, skipped 1",
+    ])  # fmt: skip
+    assert "unexpected_error" not in result.stdout.str()
+
+
+def test_comparison_lines_name_questions_as_their_items(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """Question ids that are URNs: the comparison names ``q3``, as its item does."""
+    countries = {f"urn:karenina:capitals:{qid}": found for qid, found in COUNTRIES.items()}
+    path = capitals_checkpoint(pytester.path, countries)
+    for country, capital in COUNTRIES.values():
+        wrong = "Osaka" if country == "Japan" else capital
+        openai_server.add_rule(f"It is {capital}.", model="old", structured=False,
+                               last_contains=country)  # fmt: skip
+        openai_server.add_rule(f"It is {wrong}.", model="new", structured=False,
+                               last_contains=country)  # fmt: skip
+    for city in ("Paris", "Rome", "Tokyo", "Osaka"):
+        openai_server.add_rule({"capital": city}, model="judge", contains=f"It is {city}.")
+    result = pytester.runpytest(
+        "--karenina", str(path), "--karenina-endpoint", openai_server.base_url,
+        "--karenina-answering-model=old", "--karenina-answering-model=new",
+        "--karenina-parsing-model=judge", "--karenina-compare-to=old", "-p", "no:cacheprovider",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=5, failed=1)
+    assert "FAILED capitals.jsonld::q3[new] - capital: 'Osaka' != 'Tokyo'" in result.stdout.lines
+    result.stdout.fnmatch_lines([
+        "models compared on 3 questions (paired by question):",
+        "  old vs new: *",
+        "  regressions against old: q3",
+        "  q3: old pass, new FAIL",
+    ])  # fmt: skip
+    assert "urn:karenina:capitals:q3:" not in result.stdout.str()

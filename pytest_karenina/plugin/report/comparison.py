@@ -5,13 +5,15 @@ question counts as passed by a model when all its items (its replicates) passed.
 pair of models the report gives both pass rates, the difference, the discordant questions
 (only one of the two passed) and the exact McNemar p-value, which uses only those. With a
 reference model (``--karenina-compare-to``) only the pairs with it are reported, and the
-questions it passes that another model fails (regressions) come first.
+questions it passes that another model fails (regressions) come first. Questions pair up by
+id and are named as their items are (``mq001``, not ``urn:karenina:bench:mq001``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from itertools import combinations
 
@@ -47,6 +49,11 @@ class ModelComparison:
     matrix: dict[str, dict[str, bool]]
     pairs: list[PairComparison]
     reference: str | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    """Question id -> the name the reports show (:func:`question_names`)."""
+
+    def name(self, question: str) -> str:
+        return self.names.get(question, question)
 
     @property
     def disagreements(self) -> list[str]:
@@ -70,12 +77,29 @@ class ModelComparison:
         found = [f"models compared on {len(self.matrix)} questions (paired by question):"]
         found += [f"  {pair.describe()}" for pair in self.pairs]
         if self.regressions:
-            found.append(f"  regressions against {self.reference}: {', '.join(self.regressions)}")
+            regressed = ", ".join(map(self.name, self.regressions))
+            found.append(f"  regressions against {self.reference}: {regressed}")
         for question in self.disagreements:
             row = self.matrix[question]
             verdicts = ", ".join(f"{m} {'pass' if row[m] else 'FAIL'}" for m in self.models)
-            found.append(f"  {question}: {verdicts}")
+            found.append(f"  {self.name(question)}: {verdicts}")
         return found
+
+
+def question_names(payloads: Iterable[ItemPayload]) -> dict[str, str]:
+    """Question id -> its item's name (``mq001`` of ``bench.jsonld::mq001[gpt-4.1]``), with
+    the file (``bench.jsonld::mq001``) where two questions' items share a name."""
+    found: dict[str, str] = {}
+    for payload in payloads:
+        path, _, rest = payload.nodeid.partition("::")
+        name = rest.partition("[")[0]
+        if payload.question_id is not None and name:
+            found.setdefault(payload.question_id, f"{path}::{name}")
+    short = Counter(full.partition("::")[2] for full in found.values())
+    return {
+        question: full if short[full.partition("::")[2]] > 1 else full.partition("::")[2]
+        for question, full in found.items()
+    }
 
 
 def compare_models(
@@ -83,6 +107,7 @@ def compare_models(
 ) -> ModelComparison | None:
     """The comparison of the run's answering models (None with fewer than two, or without
     a question they all answered)."""
+    payloads = list(payloads)
     passed: dict[str, dict[str, bool]] = {}
     for payload in payloads:
         if payload.question_id is None or payload.category is Outcome.NO_VERDICT:
@@ -102,7 +127,8 @@ def compare_models(
     else:
         reference = None
         pairs = list(combinations(models, 2))
-    return ModelComparison(models, matrix, [_pair(a, b, matrix) for a, b in pairs], reference)
+    compared = [_pair(a, b, matrix) for a, b in pairs]
+    return ModelComparison(models, matrix, compared, reference, question_names(payloads))
 
 
 def _pair(first: str, second: str, matrix: dict[str, dict[str, bool]]) -> PairComparison:
@@ -133,7 +159,7 @@ def comparison_html(payloads: Iterable[ItemPayload], reference: str | None = Non
         row = found.matrix[question]
         return "".join(f"<td>{'pass' if row[model] else fail}</td>" for model in found.models)
 
-    rows = "".join(f"<tr><td>{escape(q)}</td>{cells(q)}</tr>" for q in order)
+    rows = "".join(f"<tr><td>{escape(found.name(q))}</td>{cells(q)}</tr>" for q in order)
     split = len(found.disagreements)
     return (
         f'<ul class="karenina-pairs">{pairs}</ul><details class="karenina-matrix"><summary>'

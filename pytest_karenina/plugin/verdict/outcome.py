@@ -97,6 +97,9 @@ class Verdict:
     result: VerificationResult
     checks: list[TraitCheck] = field(default_factory=list)
     category: Outcome = Outcome.NO_VERDICT
+    gating: bool = True
+    """Whether the gated rubric traits take part in the verdict (``rubric_only``, or
+    ``template_and_rubric`` with ``--karenina-rubric-gate``); else they are reported only."""
 
     @property
     def failing_traits(self) -> list[TraitCheck]:
@@ -138,13 +141,20 @@ def template_error_of(result: VerificationResult) -> str | None:
     return template_error(result.metadata.warnings, raised)
 
 
+def error_outcome(result: VerificationResult) -> Outcome:
+    """The error outcome of a result whose pipeline did not complete: ``error:replay`` for a
+    strict replay miss, else ``error:<its failure category>``."""
+    failure = result.metadata.failure
+    if failure is not None and (failure.details or {}).get("replay_miss"):
+        return Outcome.REPLAY_ERROR
+    return Outcome.of_failure(failure.category if failure else None)
+
+
 def outcome_of(result: VerificationResult, checks: Sequence[TraitCheck], gating: bool) -> Outcome:
     """The outcome of one result (see the module docstring)."""
     meta = result.metadata
     if meta.error or not meta.completed_without_errors:
-        if meta.failure is not None and (meta.failure.details or {}).get("replay_miss"):
-            return Outcome.REPLAY_ERROR
-        return Outcome.of_failure(meta.failure.category if meta.failure else None)
+        return error_outcome(result)
     if template_error_of(result) is not None:
         return Outcome.TEMPLATE_ERROR
     gated = [check for check in checks if check.gated] if gating else []
@@ -186,7 +196,7 @@ def decide_verdicts(
     verdicts = []
     for result in results:
         checks = check_traits(result.rubric, definitions, policy, ungrounded_traits(result))
-        verdicts.append(Verdict(result, checks, outcome_of(result, checks, gating)))
+        verdicts.append(Verdict(result, checks, outcome_of(result, checks, gating), gating))
     return verdicts
 
 
