@@ -179,9 +179,12 @@ def save_workspace(
     _check_place(target, workspace, workspaces, [] if root is None else [root])
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _check_replaceable(target)
     except OSError as exc:
-        raise WorkspaceSaveError(f"Could not save the workspace {workspace}: {_why(exc)}") from None
+        raise WorkspaceSaveError(
+            f"Could not save the workspace {workspace}: cannot make workspace_output_dir "
+            f"{directory}: {_why(exc)}"
+        ) from None
+    _check_replaceable(target)
     temporary = directory / f".{folder}.{uuid.uuid4().hex[:12]}.tmp"
     entry = register(temporary, True, settled=False)  # a run cut short removes it
     try:
@@ -261,16 +264,21 @@ def _check_place(
 
 
 def _check_replaceable(target: Path) -> None:
+    """Only an earlier save (a directory) is replaced."""
     try:
         mode = target.lstat().st_mode
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise WorkspaceSaveError(f"Could not save the workspace to {target}: {_why(exc)}") from None
     if not stat.S_ISDIR(mode):
         kind = "a symbolic link" if stat.S_ISLNK(mode) else (
             "a file" if stat.S_ISREG(mode) else special_kind(mode)
         )  # fmt: skip
-        raise OSError(errno.EEXIST, f"it exists and is {kind}, not a saved workspace; it is "
-                      "not replaced", str(target))  # fmt: skip
+        raise WorkspaceSaveError(
+            f"Could not save the workspace to {target}: that is {kind}, not a saved workspace, "
+            "and is not replaced (remove it or choose another workspace_output_dir)"
+        )
 
 
 def _swap(temporary: Path, target: Path) -> None:

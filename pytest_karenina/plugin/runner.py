@@ -19,6 +19,11 @@ from pytest_karenina.plugin.process import ProcessRole, process_role, runs_pipel
 from pytest_karenina.plugin.report.html import add_extras
 from pytest_karenina.plugin.report.item_record import first_line
 from pytest_karenina.plugin.report.junit import user_properties
+from pytest_karenina.plugin.report.saved_workspaces import (
+    add_links,
+    report_directory,
+    saved_properties,
+)
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run.live_status import LiveStatus
 from pytest_karenina.plugin.run.pipeline_logs import shield_capture_handlers
@@ -144,6 +149,7 @@ class RunnerPlugin:
             attach_check(report, item.check)
         if self.wants_html:
             add_extras(report, payload, trace)
+            add_links(report, item.results, report_directory(self.config))
         return report
 
     def _setup_ended(self, item: QuestionItem, report: pytest.TestReport) -> None:
@@ -156,6 +162,7 @@ class RunnerPlugin:
         if item.cost_capped and report.skipped:
             mark_cost_capped(report)
         found = user_properties(item.verdicts, item.vote, self.settings.ci.prices)
+        found += saved_properties(item.results)
         # pytest's JUnit writer reads the teardown report's properties, which copies the
         # item's list: extend that list, and this report's copy, made before.
         item.user_properties.extend(found)

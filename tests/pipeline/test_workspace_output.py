@@ -91,25 +91,31 @@ def test_each_replicate_is_saved_on_its_own_with_only_what_the_agent_produced(
         assert files(root / "saved" / name) == {"result.txt": "42"}
 
 
+@pytest.mark.parametrize("scored", [True, False], ids=["judged", "not-judged"])
 def test_an_agent_that_timed_out_has_its_workspace_saved(
-    openai_server: OpenAIServer, root: Path
+    openai_server: OpenAIServer, root: Path, scored: bool
 ) -> None:
-    """The agent writes its file, then its next model call outlasts its time limit: the item
-    errors (partial traces not judged), and what it wrote is saved."""
+    """The agent writes its file, then its next model call outlasts its time limit: judged on
+    its partial trace or an error (``allow_partial_trace_scoring``), what it wrote is saved."""
     openai_server.add_rule(Fault.timeout(30), model="answerer", role="tool")
-    openai_server.add_rule({"file_path": "/result.txt", "content": "partial"}, model="answerer",
+    openai_server.add_rule({"file_path": "/result.txt", "content": "42"}, model="answerer",
                            tool="write_file", role="user")  # fmt: skip
+    script_judge(openai_server)
 
     (result,) = run(
         openai_server, root, answerer={"agent_timeout": 3},
-        workspace_output_mode="produced", allow_partial_trace_scoring=False,
+        workspace_output_mode="produced", allow_partial_trace_scoring=scored,
     )  # fmt: skip
 
     template = result.template
     assert template is not None and template.response_timeout_partial is True
-    assert result.metadata.failure is not None and result.metadata.failure.category == "timeout"
+    if scored:
+        assert result.metadata.error is None and result.verify_result is True
+    else:
+        failure = result.metadata.failure
+        assert failure is not None and failure.category == "timeout"
     assert result.saved_workspace is not None
-    assert files(Path(result.saved_workspace)) == {"result.txt": "partial"}
+    assert files(Path(result.saved_workspace)) == {"result.txt": "42"}
 
 
 def test_a_save_that_fails_errors_its_answer_only_naming_the_path(
@@ -127,6 +133,6 @@ def test_a_save_that_fails_errors_its_answer_only_naming_the_path(
     assert first.metadata.error is None and first.verify_result is True
     assert first.saved_workspace is not None and Path(first.saved_workspace).is_dir()
     error = second.metadata.error or ""
-    assert str(blocked) in error and "it exists and is a file" in error, error
+    assert f"Could not save the workspace to {blocked}: that is a file" in error, error
     assert second.saved_workspace is None and blocked.read_text() == "in the way"
     assert sorted(p.name for p in root.iterdir()) == ["saved", "task"]

@@ -23,6 +23,7 @@ from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.providers import provider_problem
 from pytest_karenina.pipeline.agent_stack import agents_unavailable
 from pytest_karenina.plugin.options.settings import Settings
+from pytest_karenina.plugin.options.workspace_output import check_workspace_output
 from pytest_karenina.plugin.verdict.replicates import ReplicatePolicyError
 
 
@@ -195,8 +196,9 @@ def with_search_tools(config: pytest.Config, vconfig: VerificationConfig) -> Ver
 def check_run(settings: Settings, vconfig: VerificationConfig) -> None:
     """Usage errors the built configuration reveals: a model LangChain cannot build, agents
     without their extra, a replicate policy's K above the replicates, a comparison reference
-    that is no answering model."""
+    that is no answering model, a ``workspace_output_dir`` saves must not go to."""
     check_providers(vconfig)
+    check_workspace_output(settings, vconfig)
     missing = agents_unavailable(vconfig)
     if missing is not None:
         raise pytest.UsageError(f"karenina: {missing}")

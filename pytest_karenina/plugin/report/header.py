@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.plugin.options.settings import Settings, judge_store_path
+from pytest_karenina.plugin.report.saved_workspaces import header_line as saved_workspaces_line
 
 
 def _names(models: list[ModelConfig]) -> str:
@@ -37,6 +38,9 @@ def header_lines(settings: Settings, vconfig: VerificationConfig, distributed: b
         lines.append(f"karenina: judge replicates {count} per answer (their majority decides)")
     if settings.replay_note:
         lines.append(f"karenina: {settings.replay_note}")
+    saved = saved_workspaces_line(vconfig)
+    if saved is not None:
+        lines.append(saved)
     limits = [
         f"{settings.max_concurrent_requests} in flight" if settings.max_concurrent_requests else "",
         f"{settings.requests_per_minute:g}/min" if settings.requests_per_minute else "",
