@@ -10,6 +10,7 @@ import pytest
 pytest_plugins = [
     "pytester",
     "tests.support.openai_fixtures",
+    "tests.support.anthropic_fixtures",
     "tests.support.mcp_fixtures",
     "tests.support.process_marks",
 ]
