@@ -80,9 +80,13 @@ class ScriptedAgents:
         return self.built[name]
 
 
+JUDGE_KEY = "sk-judge-secret-7f3a9c"
+"""The judge's API key (``extra_kwargs``): a secret no result may hold."""
+
+
 def deep_judge(name: str = "judge") -> ModelConfig:
     return ModelConfig(id=name, model_name=f"{name}-model", interface="langchain_deep_agents",
-                       model_provider="openai")  # fmt: skip
+                       model_provider="openai", extra_kwargs={"api_key": JUDGE_KEY})  # fmt: skip
 
 
 def override(name: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pytest_karenina.rubrics.traits import AgenticRubricTrait, RegexTrait
 from tests.pipeline.agentic_rubric_helpers import (
     EXTRACTION,
     INVESTIGATION,
+    JUDGE_KEY,
     ScriptedAgents,
     criterion,
     override,
@@ -235,3 +236,17 @@ def test_a_template_record_the_report_lacks_is_asked_of_the_judge(tmp_path: Path
     assert metadata["method"] == "failed" and "judge down" in (metadata["parser_error"] or "")
     assert "extraction of the investigation's finding failed" in (rubric.trait_errors or {})["Form"]
     assert "Two files" in (rubric.agentic_trait_investigation_traces or {})["Form"]
+
+
+def test_a_secret_the_judge_repeats_is_scrubbed_from_its_investigation(tmp_path: Path) -> None:
+    def leaks(messages: list[ChatMessage], config: AgentRunConfig) -> AgentResult:
+        return report(f"Tidy. The key in config.py is {JUDGE_KEY}.")
+
+    fake = extractions(FakeLLM().answer(ANSWER), {"Tidy": {"result": True}})
+
+    result = run_agentic([TIDY], fake, ScriptedAgents({"judge": leaks}), workspace=tmp_path)
+
+    assert result.rubric is not None
+    trace = (result.rubric.agentic_trait_investigation_traces or {})["Tidy"]
+    assert "The key in config.py is ***" in trace
+    assert JUDGE_KEY not in result.model_dump_json() and JUDGE_KEY not in fake.all_text()
