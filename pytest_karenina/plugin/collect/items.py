@@ -237,10 +237,11 @@ class QuestionItem(pytest.Item):
         definitions = trait_definitions(
             (self.global_rubric, self.question.rubric, self.dynamic_rubric)
         )
-        mode = self.config.stash[CONFIG_KEY].evaluation_mode
-        gating = self.config.stash[SETTINGS_KEY].rubric_gating(mode)
+        vconfig = self.config.stash[CONFIG_KEY]
+        gating = self.config.stash[SETTINGS_KEY].rubric_gating(vconfig.evaluation_mode)
         policy = self.config.stash[GATE_POLICY_KEY]
-        self.verdicts = decide_verdicts(self.results, definitions, policy, gating)
+        threshold = vconfig.embedding_check_threshold if vconfig.embedding_check_enabled else None
+        self.verdicts = decide_verdicts(self.results, definitions, policy, gating, threshold)
         settings = self.config.stash[SETTINGS_KEY]
         judged = self.config.stash[CONFIG_KEY].judge_replicate_count > 1
         if self.model_replicate.replicates or judged:

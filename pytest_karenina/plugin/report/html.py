@@ -100,7 +100,9 @@ def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
         _failing(
             row.get("passed") is False or bool(row.get("passed") is None and row.get("differs"))
         )
-        + f"<td>{_text(row.get('field'))}</td><td>{_value(row.get('expected'))}</td>"
+        + f"<td>{_text(row.get('field'))}</td>"
+        # A field without ground truth (a classic verify()) has no expected value: "-".
+        + f"<td>{_value(row['expected']) if 'expected' in row else '-'}</td>"
         f"<td>{_value(row.get('parsed'))}</td><td>{_text(row.get('primitive') or '-')}</td>"
         f"<td>{_field_mark(row)}</td></tr>"
         for row in fields

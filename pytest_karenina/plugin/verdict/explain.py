@@ -4,13 +4,21 @@ error (:func:`explain_error`, raised in setup)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_karenina.plugin.safe_text import terminal_safe
+from pytest_karenina.plugin.verdict.evidence import (
+    MAX_HEADLINE_FIELDS,
+    MAX_VALUE,
+    embedding_line,
+    extracted,
+    regex_lines,
+    regex_reason,
+    short,
+)
 from pytest_karenina.plugin.verdict.outcome import (
     FieldFacts,
     Outcome,
@@ -51,7 +59,6 @@ class PipelineError(pytest.fail.Exception):  # type: ignore[misc,name-defined]
 PipelineError.__module__ = "builtins"
 
 
-MAX_VALUE = 60
 MAX_REASONING = 300
 
 
@@ -85,9 +92,6 @@ class VerificationFailed(AssertionError):
         return f"{head}\n{body}"
 
 
-MAX_HEADLINE_FIELDS = 3
-
-
 def failure_headline(verdicts: Sequence[Verdict], facts: FieldFacts) -> str:
     """Why the item failed, in one line: the first failing result's wrong fields (``r_count:
     2 != 3``), its override, or its first failing rubric trait."""
@@ -103,7 +107,8 @@ def result_reason(verdict: Verdict, facts: FieldFacts) -> str:
     """Why one result did not pass, in one line: the template error; the reason of the stage
     that forced a false verdict (``deep judgment: no verbatim quote for codename``,
     ``ToxicityCheck: toxicity_score 0.9``); the override; the wrong fields; the failing
-    rubric trait."""
+    rubric trait; the failing regex check and its pattern; for ``verify()`` without ground
+    truth to compare with, what the judge extracted."""
     if verdict.category is Outcome.TEMPLATE_ERROR:
         return terminal_safe(template_error_of(verdict.result) or "template error")
     if verdict.category.is_error:
@@ -126,12 +131,13 @@ def result_reason(verdict: Verdict, facts: FieldFacts) -> str:
             ]
             extra = len(wrong) - len(shown)
             return "; ".join(shown) + (f"; and {extra} more fields" if extra else "")
-        failed_regex = [n for n, ok in (template.regex_validation_results or {}).items() if not ok]
-        if failed_regex:
-            return f"regex {terminal_safe(', '.join(failed_regex))} did not match"
+        regex = regex_reason(template)
+        if regex is not None:
+            return regex
         if template.field_verification_error:
             return f"verify() raised: {terminal_safe(template.field_verification_error)}"
-        return "verify() returned False"
+        judged = extracted(rows)
+        return "verify() returned False" + (f" on {judged}" if judged else "")
     if forced is not None:
         return terminal_safe(forced.reason)
     if verdict.failing_traits:
@@ -144,7 +150,7 @@ def explain_verdict(verdict: Verdict, facts: FieldFacts) -> str:
     """The template explanation (when there is a template verdict), then failing traits."""
     result = verdict.result
     if result.template is not None and result.template.verify_result is not None:
-        lines = [explain_result(result, facts)]
+        lines = [explain_result(result, facts, verdict.embedding_threshold)]
     else:
         lines = [f"rubric verdict: {verdict.category}", f"  {_models(result)}"]
         lines.extend(deep_judgment_lines(result))
@@ -191,13 +197,6 @@ def explain_error(results: Sequence[VerificationResult]) -> str:
     return "\n".join(lines)
 
 
-def short(value: Any, limit: int = MAX_VALUE) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = repr(text) if isinstance(value, str) else text
-    text = " ".join(text.split())
-    return terminal_safe(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
 def replicate_label(result: VerificationResult) -> str:
     """``replicate 2``, ``judge replicate 3``, ``replicate 2, judge replicate 3`` or
     ``result`` (neither)."""
@@ -220,7 +219,12 @@ def _models(result: VerificationResult) -> str:
     )
 
 
-def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
+def explain_result(
+    result: VerificationResult, facts: FieldFacts, embedding_threshold: float | None = None
+) -> str:
+    """The template verdict: the deciding stage, the models, each field (expected ``-``
+    without ground truth), the regex checks with their patterns, the checks' reasoning, the
+    embedding check's similarity (against ``embedding_threshold``), the overrides."""
     template = result.template
     verdict = template.verify_result if template else None
     granular = template.verify_granular_result if template else None
@@ -234,13 +238,15 @@ def explain_result(result: VerificationResult, facts: FieldFacts) -> str:
             mark = {True: "pass", False: "FAIL", None: "-"}[row["passed"]]
             if row["differs"] is not None:
                 mark = "differs" if row["differs"] else "same"
+            expected = short(row["expected"]) if "expected" in row else "-"
             lines.append(
-                f"  {terminal_safe(row['field'])} | {short(row['expected'])} | "
+                f"  {terminal_safe(row['field'])} | {expected} | "
                 f"{short(row['parsed'])} | {row['primitive'] or '-'} | {mark}"
             )
-    if template is not None and template.regex_validation_results:
-        for name, ok in template.regex_validation_results.items():
-            lines.append(f"  regex {terminal_safe(name)}: {'pass' if ok else 'FAIL'}")
+    if template is not None:
+        lines.extend(regex_lines(template))
+        embedding = embedding_line(template, embedding_threshold)
+        lines.extend([embedding] if embedding is not None else [])
     if template is not None and template.abstention_detected:
         lines.append(f"  abstention: {short(template.abstention_reasoning, MAX_REASONING)}")
     if template is not None and template.sufficiency_detected is False:

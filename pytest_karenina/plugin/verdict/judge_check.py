@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from pytest_karenina.plugin.safe_text import terminal_safe
-from pytest_karenina.plugin.verdict.explain import short
+from pytest_karenina.plugin.verdict.evidence import short
 from pytest_karenina.plugin.verdict.outcome import FieldFacts, Outcome, Verdict, deciding_stage
 from pytest_karenina.templates.normalizers import SynonymMap, apply_normalizers
 

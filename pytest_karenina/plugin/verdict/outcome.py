@@ -100,6 +100,8 @@ class Verdict:
     gating: bool = True
     """Whether the gated rubric traits take part in the verdict (``rubric_only``, or
     ``template_and_rubric`` with ``--karenina-rubric-gate``); else they are reported only."""
+    embedding_threshold: float | None = None
+    """The run's embedding check threshold (None when the check is off or not known)."""
 
     @property
     def failing_traits(self) -> list[TraitCheck]:
@@ -191,12 +193,15 @@ def decide_verdicts(
     definitions: Mapping[str, RubricTrait],
     policy: RubricGatePolicy,
     gating: bool,
+    embedding_threshold: float | None = None,
 ) -> list[Verdict]:
-    """The verdicts of an item's results; ``gating``: rubric traits take part."""
+    """The verdicts of an item's results; ``gating``: rubric traits take part;
+    ``embedding_threshold``: the run's, when its embedding check is on (for explanations)."""
     verdicts = []
     for result in results:
         checks = check_traits(result.rubric, definitions, policy, ungrounded_traits(result))
-        verdicts.append(Verdict(result, checks, outcome_of(result, checks, gating), gating))
+        outcome = outcome_of(result, checks, gating)
+        verdicts.append(Verdict(result, checks, outcome, gating, embedding_threshold))
     return verdicts
 
 
@@ -244,7 +249,9 @@ def field_facts(
 def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, Any]]:
     """One row per judged field: name, expected, parsed, primitive, passed (None: no verdict)
     and, for a template that decides with its own ``verify()`` (no per-field verdicts),
-    ``differs``: whether the extraction is not the ground truth (else None).
+    ``differs``: whether the extraction is not the ground truth (else None). Such a template
+    also gets a row, without the ``expected`` key, for each field the judge extracted that has
+    no ground truth (``differs`` None): what its ``verify()`` judged.
 
     A trace primitive's field shows as parsed what its check found in the answer.
     """
@@ -255,19 +262,22 @@ def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, 
     parsed = {**(template.parsed_llm_response or {}), **facts.observed}
     outcome = template.field_results or {}
     names = [*outcome] + [n for n in expected if n not in outcome]
-    if not names:
-        return []
-    return [
-        {
-            "field": name,
-            "expected": expected.get(name),
+    if not outcome:
+        names += [name for name in parsed if name not in expected]
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        row: dict[str, Any] = {"field": name}
+        if name in outcome or name in expected:
+            row["expected"] = expected.get(name)
+        compared = not outcome and "expected" in row
+        row |= {
             "parsed": parsed.get(name),
             "primitive": facts.primitives.get(name),
             "passed": outcome.get(name),
-            "differs": None if outcome else parsed.get(name) != expected.get(name),
+            "differs": parsed.get(name) != row["expected"] if compared else None,
         }
-        for name in names
-    ]
+        rows.append(row)
+    return rows
 
 
 def overrides(result: VerificationResult) -> list[str]:
