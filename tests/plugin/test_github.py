@@ -168,9 +168,7 @@ def test_a_regression_stays_an_error_beside_a_known_failure(
     ]
 
 
-@pytest.mark.parametrize(
-    ("how", "annotated"), [("error", [f"::error {KNOWN_Q3}"]), ("none", [])]
-)
+@pytest.mark.parametrize(("how", "annotated"), [("error", [f"::error {KNOWN_Q3}"]), ("none", [])])
 def test_known_failures_are_annotated_as_configured(
     pytester: pytest.Pytester, openai_server: OpenAIServer, step_summary: Path, how: str,
     annotated: list[str],
