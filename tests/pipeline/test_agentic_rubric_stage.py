@@ -8,23 +8,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_karenina.checkpoint import Benchmark
 from pytest_karenina.llm.agent_ports import AgentResult, AgentRunConfig
 from pytest_karenina.llm.ports import ChatMessage, ModelRequest
+from pytest_karenina.pipeline.llm_stack import LLMStack
+from pytest_karenina.pipeline.run import run_verification
 from pytest_karenina.pipeline.stages.agentic_rubric_evaluation import TRACE_FILE
 from pytest_karenina.prompts.agentic_parsing import TRACE_BLOCK
-from pytest_karenina.rubrics.traits import AgenticRubricTrait, RegexTrait
+from pytest_karenina.rubrics.traits import AgenticRubricTrait, RegexTrait, Rubric
 from tests.pipeline.agentic_rubric_helpers import (
     EXTRACTION,
     INVESTIGATION,
     JUDGE_KEY,
     ScriptedAgents,
+    agentic_config,
     criterion,
     override,
     report,
     run_agentic,
 )
-from tests.pipeline.pipeline_helpers import ANSWER
-from tests.support.fake_llm import FakeLLM, request_text
+from tests.pipeline.pipeline_helpers import ANSWER, CLASSIC
+from tests.support.fake_llm import FakeLLM, question, request_text
 
 TIDY = AgenticRubricTrait(name="Tidy", description="The files are tidy", max_turns=7,
                           timeout_seconds=30)  # fmt: skip
@@ -250,3 +254,27 @@ def test_a_secret_the_judge_repeats_is_scrubbed_from_its_investigation(tmp_path:
     trace = (result.rubric.agentic_trait_investigation_traces or {})["Tidy"]
     assert "The key in config.py is ***" in trace
     assert JUDGE_KEY not in result.model_dump_json() and JUDGE_KEY not in fake.all_text()
+
+
+def test_a_plain_answering_model_is_not_told_the_judges_workspace(tmp_path: Path) -> None:
+    """The workspace exists for the judge; a model without tools cannot use it, and its
+    per-run path in the prompt would change the answering call's replay key every run."""
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "data.csv").write_text("a,b\n")
+    fake = extractions(FakeLLM().answer(ANSWER), {"Quality": {"score": 4}})
+    agents = ScriptedAgents({"judge": by_trait})
+    config = agentic_config()
+    item = question(CLASSIC).model_copy(
+        update={"rubric": Rubric.from_traits([QUALITY]), "workspace_path": "task"}
+    )
+    stack = LLMStack(config, adapter_factory=fake.for_model, agent_factory=agents.build)
+
+    (result,) = run_verification(Benchmark(name="b", questions=[item]), config, llm=stack,
+                                 workspace_root=tmp_path).results  # fmt: skip
+
+    assert result.rubric is not None and result.rubric.agentic_trait_scores == {"Quality": 4}
+    (answering,) = fake.calls("answer_generation")
+    assert "Workspace" not in request_text(answering)
+    _, run = agents["judge"].run_of("Quality")
+    assert run.workspace is not None and run.workspace.name.startswith("task_run_")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task"]  # the copy is gone

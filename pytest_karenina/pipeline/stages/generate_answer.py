@@ -12,9 +12,10 @@ warning; without it, or when the agent never replied, the item errors (category
 A failing call errors the item; its exception's type, message and traceback (secrets
 redacted) go to ``metadata.failure.details`` (the :data:`ERROR_DETAILS` artifact).
 
-With ``agentic_parsing`` the stage first resolves the answer's workspace (seed 004, section
-2; :mod:`..workspace`), tells the answering model where it is, and roots the agent's file
-tools there.
+With ``agentic_parsing``, or agentic rubric traits that read it, the stage first resolves the
+answer's workspace (seed 004, section 2; :mod:`..workspace`), tells an answering agent where
+it is (a plain model, which could not use it, is not told), and roots the agent's file tools
+there.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ class GenerateAnswerStage(BaseVerificationStage):
             few_shot_examples=context.few_shot_examples,
             instructions=prompt_instructions(context, "generation"),
         )
-        if context.workspace_path is not None:
+        # Only an agent can use the workspace; a plain model's prompt would just change with
+        # the copy's name on every run (and so the key of its recorded reply).
+        if context.workspace_path is not None and context.answering_agent is not None:
             note = WORKSPACE_NOTE.format(path=prompt_path(context.workspace_path, model.interface))
             last = messages[-1]
             messages[-1] = ChatMessage(last.role, last.content + note)
