@@ -2,8 +2,9 @@
 (concurrency cap, pacing and retries shared with its chat calls) and the run's replay store.
 
 ``langchain_deep_agents`` models get a ``deepagents`` runtime (file tools rooted at a run's
-workspace); every other interface runs LangChain's ``create_agent`` over its chat model with
-the model's MCP tools. Under strict replay no runtime is built at all.
+workspace), ``claude_agent_sdk`` models the Claude Code CLI (``claude-agent-sdk``, the
+``claude`` extra); every other interface runs LangChain's ``create_agent`` over its chat model
+with the model's MCP tools. Under strict replay no runtime is built at all.
 """
 
 from __future__ import annotations
@@ -33,25 +34,36 @@ AgentFactory = Callable[["ModelConfig"], AgentPort]
 
 
 class AgentsUnavailable(RuntimeError):
-    """The ``agents`` extra is not installed; the message says how to install it."""
+    """An extra the run's agents need (``agents``, ``claude``) is not installed; the message
+    says how to install it."""
 
 
 def agents_unavailable(config: VerificationConfig) -> str | None:
-    """Why the run's agents cannot run here (the ``agents`` extra is missing), or None when
-    no model of ``config`` is an agent or the extra is installed."""
+    """Why the run's agents cannot run here (the ``agents`` extra is missing, or the
+    ``claude`` extra for ``claude_agent_sdk`` models), or None when no model of ``config``
+    is an agent or the extras are installed."""
     models = [*config.answering_models, *config.parsing_models]
-    wanted = any(uses_agent(m) for m in config.answering_models) or any(
-        agent_tier(m.interface) == "deep_agent" for m in models
-    )
+    agents = [m for m in config.answering_models if uses_agent(m)]
+    agents += [m for m in models if agent_tier(m.interface) == "deep_agent"]
+    if any(m.interface == "claude_agent_sdk" for m in agents):
+        from pytest_karenina.llm.agents.claude_code_setup import missing_claude_extra
+
+        missing = missing_claude_extra()
+        if missing is not None:
+            return missing
+    wanted = any(m.interface != "claude_agent_sdk" for m in agents)
     return missing_agents_extra() if wanted else None
 
 
 def default_agent(
     model: ModelConfig, config: VerificationConfig, secrets: Sequence[str]
 ) -> AgentPort:
-    """The built-in runtime for ``model``: deepagents for a deep-agent interface, else a tool
-    loop on LangChain's agent runtime; its transport scrubs ``secrets`` from every model
-    reply and tool result of a run."""
+    """The built-in runtime for ``model``: the Claude Code CLI for ``claude_agent_sdk``,
+    deepagents for the other deep-agent interface, else a tool loop on LangChain's agent
+    runtime; its transport scrubs ``secrets`` from every model reply and tool result of a
+    run (the CLI runs its loop itself: its results are scrubbed at the port)."""
+    if model.interface == "claude_agent_sdk":
+        return _claude_agent(model, config)
     missing = missing_agents_extra()
     if missing is not None:
         raise AgentsUnavailable(missing)
@@ -73,6 +85,20 @@ def default_agent(
     from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
 
     return ToolLoopAgent(model, transport=transport)
+
+
+def _claude_agent(model: ModelConfig, config: VerificationConfig) -> AgentPort:
+    from pytest_karenina.llm.agents.claude_code import ClaudeCodeAgent
+    from pytest_karenina.llm.agents.claude_code_setup import missing_claude_extra
+
+    missing = missing_claude_extra()
+    if missing is not None:
+        raise AgentsUnavailable(missing)
+    return ClaudeCodeAgent(
+        model,
+        limiter=ConcurrencyLimiter(model.max_concurrent_requests or config.max_concurrent_requests),
+        rate_limiter=RateLimiter(model.requests_per_minute or config.requests_per_minute),
+    )
 
 
 def build_agent(
