@@ -262,3 +262,31 @@ def test_a_missing_cli_or_key_fails_the_run_before_anything_starts(
 
     assert anthropic_server.requests == []
     assert list(own_tmp.iterdir()) == []
+
+
+@pytest.mark.subprocess
+def test_the_models_mcp_tools_are_called_directly_and_the_filter_allows_only_its_tools(
+    anthropic_server: AnthropicServer, mcp_server: Any, own_tmp: Path
+) -> None:
+    """The CLI gets no ToolSearch, so the servers' tools come with the first request (no
+    search turn); a tool the filter leaves out is shown but refused."""
+    anthropic_server.add_rule(
+        lambda body: f"The capital is {last_result(body)}.",
+        when=lambda body: len(tool_results(body)) == 2,
+    )
+    anthropic_server.add_rule(ToolUse("mcp__facts__add", {"a": 1, "b": 2}),
+                              when=lambda body: len(tool_results(body)) == 1)  # fmt: skip
+    anthropic_server.add_rule(
+        ToolUse("mcp__facts__lookup_capital", {"country": "France"}), when=fresh
+    )
+    model = agent(anthropic_server, mcp_urls_dict={"facts": mcp_server.url},
+                  mcp_tool_filter=["lookup_capital"])  # fmt: skip
+
+    result = model.run(MESSAGES, run_config())
+
+    assert "mcp__facts__lookup_capital" in anthropic_server.messages_requests[0].tools
+    assert "ToolSearch" not in anthropic_server.messages_requests[0].tools
+    assert mcp_server.calls == [("lookup_capital", {"country": "France"})]
+    capital, added = (m for m in result.trace_messages if m["role"] == "tool")
+    assert "Paris" in capital["content"] and not capital["tool_result"]["is_error"]
+    assert added["tool_result"]["is_error"] and added["name"] == "mcp__facts__add"
