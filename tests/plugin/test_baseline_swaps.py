@@ -74,10 +74,17 @@ def record(
 
 
 def baseline_lines(result: pytest.RunResult) -> list[str]:
-    """The baseline section of the terminal summary."""
+    """The baseline section of the terminal summary (the replay store's lines close the
+    summary after it)."""
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if line.startswith("karenina baseline "))
-    return [line for line in lines[start:] if not line.startswith(("=", "FAILED", "- "))]
+    found = []
+    for line in lines[start:]:
+        if line.startswith("karenina replay"):
+            break
+        if not line.startswith(("=", "FAILED", "- ")):
+            found.append(line)
+    return found
 
 
 def junit_properties(path: Path) -> list[tuple[str, str]]:
