@@ -34,5 +34,12 @@ RunReplayMode = Literal["off", "record", "replay", "strict", "answers"]
 """``--karenina-replay``: a :data:`ReplayMode` for every call, or ``answers``: answering
 calls strictly from the store, judge calls live (or through a judge store of their own)."""
 
-SupportedInterface = Literal["langchain", "openai_endpoint", "manual", "langchain_deep_agents"]
+SupportedInterface = Literal[
+    "langchain",
+    "openai_endpoint",
+    "openrouter",
+    "claude_tool",
+    "manual",
+    "langchain_deep_agents",
+]
 """The model interfaces pytest-karenina runs (Karenina names more; see ``ModelConfig``)."""

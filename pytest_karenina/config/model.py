@@ -58,8 +58,8 @@ Interface = Literal[
     "langchain_deep_agents",
     "manual",
 ]
-"""The adapter interfaces Karenina registers (pytest-karenina runs three, see
-``VerificationConfig.check_supported``)."""
+"""The adapter interfaces Karenina registers (those pytest-karenina runs are
+``config.choices.SupportedInterface``; see ``VerificationConfig.check_supported``)."""
 
 INTERFACES: tuple[str, ...] = get_args(Interface)
 REVEAL_SECRETS = "reveal_secrets"

@@ -37,10 +37,49 @@ listed (local ones like ``ollama``, or cloud ones with their own credential chai
 KEY_INTERFACES = ("langchain", "langchain_deep_agents")
 """Interfaces whose models reach their provider with the provider's own key."""
 
+INTERFACE_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
+    "claude_tool": ("ANTHROPIC_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+}
+"""Interfaces bound to one API whatever ``model_provider`` says, and the variable their key
+comes from when the model's own setting (:func:`configured_key`) has none."""
+
+
+class MissingKeyError(RuntimeError):
+    """A model of an interface with a key of its own has none (not retried)."""
+
+
+def require_key(model: ModelConfig) -> str:
+    """:func:`configured_key`, or :class:`MissingKeyError` naming the model and where the key
+    goes."""
+    key = configured_key(model)
+    if key:
+        return key
+    field = "anthropic_api_key" if model.interface == "claude_tool" else "endpoint_api_key"
+    variable = INTERFACE_KEY_VARIABLES[model.interface][0]
+    raise MissingKeyError(
+        f"{model.interface} model {model.id!r} has no API key: set {variable} or the "
+        f"model's {field}"
+    )
+
+
+def configured_key(model: ModelConfig, environ: Mapping[str, str] | None = None) -> str | None:
+    """The key an interface of :data:`INTERFACE_KEY_VARIABLES` sends: the model's own setting
+    (``anthropic_api_key`` for ``claude_tool``, ``endpoint_api_key`` for ``openrouter``), else
+    its variable in the environment; None when neither has one."""
+    names = INTERFACE_KEY_VARIABLES.get(model.interface, ())
+    own = model.anthropic_api_key if model.interface == "claude_tool" else model.endpoint_api_key
+    if own is not None and names:
+        return own.get_secret_value() or None
+    env = os.environ if environ is None else environ
+    return next((env[name] for name in names if env.get(name)), None)
+
 
 def key_variables(model: ModelConfig) -> tuple[str, ...]:
     """The environment variables that can hold ``model``'s key (empty: it needs none from the
     environment: no provider key, or a key or server of its own in its configuration)."""
+    if model.interface in INTERFACE_KEY_VARIABLES:
+        return () if configured_key(model, {}) else INTERFACE_KEY_VARIABLES[model.interface]
     if model.interface not in KEY_INTERFACES or model.model_provider is None:
         return ()  # endpoints take a key of their own or none; manual answers need none
     if model.interface == "langchain_deep_agents" and model.endpoint_base_url:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 COMMON_PROVIDERS = ("openai", "anthropic", "google_genai", "mistralai", "ollama")
 """Named as examples when a provider has no close match (not the whole list)."""
 PROVIDERS_PAGE = "https://docs.langchain.com/oss/python/integrations/providers"
+CLAUDE_MISSING = (
+    "interface 'claude_tool' needs the anthropic package (pip install 'pytest-karenina[claude]')"
+)
 FALLBACK_MODULES = {"ollama": "langchain_community"}
 """Providers LangChain also builds from a second package when the first is missing."""
 
@@ -59,8 +62,13 @@ def _installed(module: str) -> bool:
 
 
 def provider_problem(model: ModelConfig) -> str | None:
-    """Why ``init_chat_model`` could not build ``model``'s chat model, with how to fix it
-    (None: it can, the model does not go through LangChain, or there is no table to check)."""
+    """Why ``init_chat_model`` could not build ``model``'s chat model (or, for ``claude_tool``,
+    why its SDK is missing), with how to fix it (None: it can, the model does not go through
+    LangChain, or there is no table to check)."""
+    if model.interface == "claude_tool":
+        if _installed("anthropic"):
+            return None
+        return CLAUDE_MISSING
     if model.interface not in KEY_INTERFACES or not model.model_provider:
         return None
     providers = langchain_providers()

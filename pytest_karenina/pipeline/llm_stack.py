@@ -20,6 +20,7 @@ from typing import Any
 from pytest_karenina.config.model import REVEAL_SECRETS, ModelConfig
 from pytest_karenina.config.secrets import setting_secrets, url_secrets
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.adapters.claude_tool import ClaudeToolModel
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
 from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
@@ -28,6 +29,7 @@ from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
 from pytest_karenina.llm.assumed import AnswerMisses
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import ChatMessage, RawModel
+from pytest_karenina.llm.provider_keys import configured_key
 from pytest_karenina.llm.replay import ReplayingModel, ReplayStore
 from pytest_karenina.llm.secret_logs import scrub_logs
 from pytest_karenina.llm.service import LLMService
@@ -50,6 +52,10 @@ MissModel = Callable[[ModelConfig, Side], RawModel | None]
 stays a ReplayMiss): an estimate's assumed replies."""
 
 
+NATIVE_STRUCTURED = ("langchain", "openai_endpoint", "openrouter", "claude_tool")
+"""Interfaces whose judge replies are asked for with the provider's structured output."""
+
+
 def default_adapter(model: ModelConfig) -> RawModel:
     """The built-in adapter for ``model.interface``."""
     if model.interface == "manual":
@@ -59,20 +65,24 @@ def default_adapter(model: ModelConfig) -> RawModel:
         if isinstance(traces, Mapping):
             return ManualModel(traces)
         raise ValueError("a manual model needs manual_traces: a JSON file path or a mapping")
-    if model.interface == "openai_endpoint":
+    if model.interface in ("openai_endpoint", "openrouter"):
         return OpenAIEndpointModel(model)
+    if model.interface == "claude_tool":
+        return ClaudeToolModel(model)
     return LangChainModel(model)
 
 
 def model_secrets(model: ModelConfig) -> list[str]:
     """Every secret value configured for ``model``, to keep out of replies, errors, logs and
-    recordings: its API keys; the credentials of its base URLs and MCP server URLs
+    recordings: its API keys (for an interface with a key variable of its own, the key it
+    sends, e.g. ``ANTHROPIC_API_KEY``); the credentials of its base URLs and MCP server URLs
     (``user:password@``, ``?token=``-like parameters); and in ``extra_kwargs`` the values
     under secret names (``api_key``, ``client_secret``...), secret-named or token-like
     header values (``default_headers``) and URL credentials
     (:func:`~pytest_karenina.config.secrets.setting_secrets`)."""
     values = [model.endpoint_api_key, model.anthropic_api_key]
     found = [secret.get_secret_value() for secret in values if secret is not None]
+    found += [key] if (key := configured_key(model)) else []  # e.g. ANTHROPIC_API_KEY
     servers = (model.mcp_urls_dict or {}).values()
     for url in (model.endpoint_base_url, model.anthropic_base_url, *servers):
         found += url_secrets(url) if url else []
@@ -228,7 +238,7 @@ class LLMStack:
                 continue
 
     def _build_pair(self, answering: ModelConfig, parsing: ModelConfig) -> ModelPairLLMs:
-        native = parsing.interface in ("langchain", "openai_endpoint")
+        native = parsing.interface in NATIVE_STRUCTURED
         at_zero = parsing.model_copy(update={"temperature": 0.0})
         judge_agent = agent_tier(parsing.interface) == "deep_agent"
         return ModelPairLLMs(

@@ -139,14 +139,6 @@ class TestRules:
 UNSUPPORTED = [
     ({"parsing_only": True}, "parsing_only=True: parsing-only (TaskEval) runs"),
     (
-        {"answering_models": [model(interface="openrouter")]},
-        "answering_models[0].interface='openrouter': the 'openrouter' interface",
-    ),
-    (
-        {"parsing_models": [model(id="judge", interface="claude_tool")]},
-        "parsing_models[0].interface='claude_tool'",
-    ),
-    (
         {"parsing_models": [model(id="judge", interface="claude_agent_sdk")]},
         "'claude_agent_sdk' interface",
     ),

@@ -122,12 +122,12 @@ def test_unsupported_preset_fails_with_a_clear_config_error(tmp_path: Path) -> N
 def test_several_unsupported_settings_are_listed(tmp_path: Path) -> None:
     document = preset()
     document["config"]["parsing_only"] = True
-    document["config"]["answering_models"][0]["interface"] = "claude_tool"
+    document["config"]["answering_models"][0]["max_context_tokens"] = 1000
     with pytest.raises(ConfigError) as caught:
         load_preset(write(tmp_path, document))
     message = str(caught.value)
     assert "config.parsing_only=True" in message
-    assert "config.answering_models[0].interface='claude_tool'" in message
+    assert "config.answering_models[0].max_context_tokens=1000" in message
 
 
 def test_invalid_config_names_file_and_field_path(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ PRELOADED = (
     "langchain.chat_models",
     "langchain_openai",
     "openai",
+    "anthropic",  # claude_tool (the claude extra)
     "httpx",
     "xdist.scheduler",
     "pytest_html",

@@ -155,7 +155,8 @@ class Turn:
 class AnthropicRule(Rule):
     """A :class:`~tests.support.openai_rules.Rule` read against a Messages API body:
     ``contains`` searches the system prompt and every message's text, tool_use inputs and
-    tool_result contents; ``structured`` means tools or ``output_config.format`` are given;
+    tool_result contents; ``role="tool"`` matches a last user turn of tool results;
+    ``structured`` means tools or ``output_config.format`` are given;
     ``stop_reason`` overrides the computed one (``end_turn`` / ``tool_use``)."""
 
     stop_reason: str | None = None
@@ -164,7 +165,7 @@ class AnthropicRule(Rule):
         messages = messages_of(body)
         if self.model is not None and body.get("model") != self.model:
             return False
-        if self.role is not None and (not messages or messages[-1].get("role") != self.role):
+        if self.role is not None and last_role(messages) != self.role:
             return False
         if self.structured is not None and is_structured(body) != self.structured:
             return False
@@ -175,6 +176,20 @@ class AnthropicRule(Rule):
         if not all(needle.casefold() in last for needle in _as_tuple(self.last_contains)):
             return False
         return self.when is None or bool(self.when(body))
+
+
+def last_role(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The last message's role, ``tool`` for a user turn that carries tool results (what
+    the OpenAI server's ``role="tool"`` rules match)."""
+    if not messages:
+        return None
+    content = messages[-1].get("content")
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    ):
+        return "tool"
+    role = messages[-1].get("role")
+    return str(role) if role is not None else None
 
 
 def _as_tuple(value: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -29,8 +29,9 @@ Rules: ``add_rule(reply, **options)`` takes the options of the OpenAI server's r
 (``contains``, ``last_contains``, ``model``, ``role``, ``structured``, ``when``, ``times``,
 ``latency``, ``usage``, ``tool``, ``faults``, ``fault_rate``, ``name``) plus ``stop_reason``;
 ``contains`` searches the system prompt and every message's text, tool_use input and
-tool_result content; ``structured`` means the request gives tools or ``output_config.format``.
-``usage`` overrides ``input_tokens`` / ``output_tokens`` (one token per word by default).
+tool_result content; ``role="tool"`` matches a last user turn of tool results;
+``structured`` means the request gives tools or ``output_config.format``. ``usage``
+overrides ``input_tokens`` / ``output_tokens`` (one token per word by default).
 
 Replies: a ``str`` is a text block. A pydantic model or JSON value is a ``tool_use`` block
 (to the tool ``tool_choice`` forces, else the rule's ``tool``, else the first tool) when the

@@ -7,6 +7,11 @@ TLS, proxies) with ``orjson``: about a fifth of the CPU of ``ChatOpenAI`` per ca
 (docs/performance.md). For LangChain callbacks and tracing use the ``langchain`` interface
 with the ``openai`` provider and a ``base_url`` in ``extra_kwargs``.
 
+``openrouter`` models speak the same protocol to OpenRouter (``https://openrouter.ai/api/v1``
+unless ``endpoint_base_url`` names another server) with ``endpoint_api_key`` or
+``OPENROUTER_API_KEY``, as Karenina's ``ChatOpenRouter`` does (no headers of its own; add
+OpenRouter's ``HTTP-Referer`` / ``X-Title`` through ``extra_kwargs.default_headers``).
+
 Proxies come from the standard environment variables (``HTTPS_PROXY``, ``HTTP_PROXY``,
 ``ALL_PROXY``, ``NO_PROXY``), read when the model is built.
 """
@@ -33,6 +38,7 @@ from pytest_karenina.llm.adapters.openai_wire import (
 )
 from pytest_karenina.llm.errors import redact
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
+from pytest_karenina.llm.provider_keys import MissingKeyError, require_key
 from pytest_karenina.llm.strict_schema import ResponseFormats
 
 if TYPE_CHECKING:
@@ -54,6 +60,27 @@ class EndpointTimeoutError(TimeoutError):
     """No reply within the attempt's time limit (retried)."""
 
 
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+"""Where ``openrouter`` models are sent unless their ``endpoint_base_url`` says otherwise."""
+
+
+def endpoint_url(config: ModelConfig) -> str | None:
+    """The base URL of an ``openai_endpoint`` or ``openrouter`` model."""
+    if config.interface == "openrouter":
+        return config.endpoint_base_url or OPENROUTER_BASE_URL
+    return config.endpoint_base_url
+
+
+def endpoint_key(config: ModelConfig) -> str | None:
+    """The key sent to the endpoint: for ``openrouter`` its ``endpoint_api_key``, else
+    ``OPENROUTER_API_KEY`` (:class:`~..provider_keys.MissingKeyError` without either); for
+    ``openai_endpoint`` its ``endpoint_api_key``, else ``OPENAI_API_KEY``, else none."""
+    if config.interface == "openrouter":
+        return require_key(config)
+    secret = config.endpoint_api_key
+    return secret.get_secret_value() if secret else os.environ.get(ENDPOINT_KEY_VARIABLE)
+
+
 class OpenAIEndpointModel:
     """A :class:`~pytest_karenina.llm.ports.RawModel` for an OpenAI-compatible endpoint.
 
@@ -66,10 +93,11 @@ class OpenAIEndpointModel:
     enforces_timeout = True
 
     def __init__(self, config: ModelConfig) -> None:
-        if not config.endpoint_base_url:
+        url = endpoint_url(config)
+        if not url:
             raise ValueError(f"model {config.id!r}: openai_endpoint needs endpoint_base_url")
         self.config = config
-        base = parse_url(config.endpoint_base_url)
+        base = parse_url(url)
         self._url = Url(
             scheme=base.scheme, host=base.host, port=base.port,
             path=f"{(base.path or '').rstrip('/')}/chat/completions",
@@ -77,8 +105,11 @@ class OpenAIEndpointModel:
         self._body, headers = body_options(
             config.temperature, config.max_tokens, config.extra_kwargs
         )
-        secret = config.endpoint_api_key
-        key = secret.get_secret_value() if secret else os.environ.get(ENDPOINT_KEY_VARIABLE)
+        self._missing_key: MissingKeyError | None = None
+        try:
+            key = endpoint_key(config)
+        except MissingKeyError as exc:  # fails each call, not the run's setup
+            key, self._missing_key = None, exc
         self._secrets = [value for value in (key, base.auth) if value]
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if base.auth:  # user:password in the URL: basic auth, never part of the URL we log
@@ -95,6 +126,8 @@ class OpenAIEndpointModel:
         return config_identity(self.config)
 
     def invoke(self, request: ModelRequest) -> ModelReply:
+        if self._missing_key is not None:
+            raise self._missing_key
         body = request_body(self.config.model_name or "", self._body, request, self._formats)
         seconds = request.timeout if request.timeout is not None else self._timeout
         try:

@@ -1,21 +1,22 @@
 """The LangChain chat model an agent runs on, for any interface.
 
 ``langchain`` and ``langchain_deep_agents`` build it with ``init_chat_model`` (at the server
-their own fields name, see ``build_chat_model``); ``openai_endpoint`` with ``ChatOpenAI`` at
-the endpoint (the key from ``endpoint_api_key``, else ``OPENAI_API_KEY``; ``user:password``
-in the URL as basic auth; ``extra_kwargs`` read as the endpoint adapter reads them). SDK
-retries are off: :mod:`.limits_middleware` retries within the run's policy.
+their own fields name, see ``build_chat_model``); ``openai_endpoint`` and ``openrouter`` with
+``ChatOpenAI`` at the endpoint (URL and key as the endpoint adapter finds them:
+``endpoint_url``, ``endpoint_key``; ``user:password`` in the URL as basic auth;
+``extra_kwargs`` read as the endpoint adapter reads them); ``claude_tool`` with the Messages
+API model of :mod:`.claude_chat`. SDK retries are off: :mod:`.transport_middleware` retries
+within the run's policy.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-import os
 from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.llm.adapters.langchain_model import build_chat_model
-from pytest_karenina.llm.adapters.openai_endpoint import ENDPOINT_KEY_VARIABLE
+from pytest_karenina.llm.adapters.openai_endpoint import endpoint_key, endpoint_url
 from pytest_karenina.llm.adapters.openai_wire import body_options
 from pytest_karenina.llm.agents.registry import agent_tier
 
@@ -30,8 +31,12 @@ NO_KEY = "no-key"
 
 def agent_chat_model(model: ModelConfig) -> BaseChatModel:
     """The chat model of ``model`` for an agent runtime."""
-    if model.interface == "openai_endpoint":
+    if model.interface in ("openai_endpoint", "openrouter"):
         return _endpoint_model(model)
+    if model.interface == "claude_tool":
+        from pytest_karenina.llm.agents.claude_chat import claude_chat_model
+
+        return claude_chat_model(model)
     if model.interface == "langchain" or agent_tier(model.interface) == "deep_agent":
         return build_chat_model(model)
     raise ValueError(f"interface {model.interface!r} cannot run agents in pytest-karenina")
@@ -40,13 +45,13 @@ def agent_chat_model(model: ModelConfig) -> BaseChatModel:
 def _endpoint_model(model: ModelConfig) -> BaseChatModel:
     from urllib.parse import urlsplit, urlunsplit
 
-    if not model.endpoint_base_url:
+    url = endpoint_url(model)
+    if not url:
         raise ValueError(f"model {model.id!r}: openai_endpoint needs endpoint_base_url")
-    parts = urlsplit(model.endpoint_base_url)
+    parts = urlsplit(url)
     credentials, _, host = parts.netloc.rpartition("@")
     body, headers = body_options(None, None, model.extra_kwargs)
-    secret = model.endpoint_api_key
-    key = secret.get_secret_value() if secret else os.environ.get(ENDPOINT_KEY_VARIABLE)
+    key = endpoint_key(model)
     if credentials and not key:
         token = base64.b64encode(credentials.encode()).decode()
         headers["Authorization"] = f"Basic {token}"

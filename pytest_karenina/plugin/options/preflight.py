@@ -17,9 +17,11 @@ live, by replay mode:
   judge store does not exist; ``strict``: none, and the judge store must exist).
 
 Only models that reach their provider with the provider's key need one
-(:func:`~pytest_karenina.llm.provider_keys.key_variables`): ``openai_endpoint`` models take
-a key of their own or none (local servers need none) and ``manual`` answers need none. No
-message holds a key's value, only the variables' names.
+(:func:`~pytest_karenina.llm.provider_keys.key_variables`), ``claude_tool`` and
+``openrouter`` models theirs (``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``) unless their own
+settings hold it: ``openai_endpoint`` models take a key of their own or none (local servers
+need none) and ``manual`` answers need none. No message holds a key's value, only the
+variables' names.
 """
 
 from __future__ import annotations

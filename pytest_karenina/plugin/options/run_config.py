@@ -1,8 +1,10 @@
 """The run's VerificationConfig, built from the plugin's :class:`~.settings.Settings`.
 
 Model strings: with ``--karenina-endpoint`` (or interface ``openai_endpoint``) a string is the
-server's model name as is (``llama3:8b``); with interface ``manual`` it is the JSON file of
-recorded answers; otherwise ``provider:model`` as ``init_chat_model`` takes it. A string equal
+server's model name as is (``llama3:8b``), and so with interfaces ``claude_tool`` and
+``openrouter`` (``--karenina-endpoint`` then names their server); with interface ``manual``
+it is the JSON file of recorded answers; otherwise ``provider:model`` as ``init_chat_model``
+takes it. A string equal
 to the ``id`` of a preset model picks that model. Without ``--karenina-parsing-model`` the
 preset's parsing models are used, else the answering models judge their own answers. With
 ``--karenina-judge-check`` no model answers: the labels file's answers stand in for the
@@ -45,13 +47,18 @@ def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> Mode
             id=text, model_name=text, interface="openai_endpoint",
             endpoint_base_url=settings.endpoint,
         )  # fmt: skip
+    if interface in ("claude_tool", "openrouter"):  # the API's own model name, as is
+        field = "anthropic_base_url" if interface == "claude_tool" else "endpoint_base_url"
+        server = {field: settings.endpoint} if settings.endpoint else {}
+        return ModelConfig(id=text, model_name=text, interface=interface, **server)
     provider, sep, name = text.partition(":")
     if not sep or not provider or not name:
         raise pytest.UsageError(
             f"model {text!r}: expected provider:model (e.g. openai:gpt-4.1-mini), "
             "or the id of a model in the --karenina-config preset"
         )
-    return ModelConfig(id=text, model_provider=provider, model_name=name, interface="langchain")
+    chosen = "langchain_deep_agents" if interface == "langchain_deep_agents" else "langchain"
+    return ModelConfig(id=text, model_provider=provider, model_name=name, interface=chosen)
 
 
 LABELS_MODEL_ID = "labels"
