@@ -281,3 +281,36 @@ def test_the_request_timeout_bounds_the_whole_stream(anthropic_server: Anthropic
         ClaudeToolModel(claude(anthropic_server)).invoke(
             ModelRequest(QUESTION, "answer_generation", timeout=0.5)
         )
+
+
+def test_the_concurrency_cap_holds_for_claude_calls(anthropic_server: AnthropicServer) -> None:
+    import threading
+
+    from pytest_karenina.llm.limits import ConcurrencyLimiter
+
+    lock = threading.Lock()
+    in_flight = [0, 0]  # now, most at once
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> str:
+        with lock:
+            in_flight[0] += 1
+            in_flight[1] = max(in_flight[1], in_flight[0])
+        release.wait(0.05)  # long enough for the other threads to try to get in
+        with lock:
+            in_flight[0] -= 1
+        return "Paris."
+
+    anthropic_server.set_default(answer)
+    capped = RetryingModel(ClaudeToolModel(claude(anthropic_server)), limiter=ConcurrencyLimiter(1))
+    threads = [
+        threading.Thread(target=capped.invoke, args=(ModelRequest(QUESTION, "answer"),))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(anthropic_server.messages_requests) == 4
+    assert in_flight[1] == 1

@@ -288,3 +288,29 @@ def test_the_interface_option_is_the_models_interface(
     (model,) = config.stash[CONFIG_KEY].answering_models
     assert model.interface == interface and model.id == name
     assert {field: getattr(model, field) for field in expected} == expected
+
+
+def test_a_live_call_without_a_key_errors_only_its_question(
+    pytester: pytest.Pytester, anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded questions replay; the one the store lacks goes live, has no key, and errors
+    naming the variable (the pre-run check lets a recorded run start)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    for country, capital in COUNTRIES.values():
+        anthropic_server.add_rule(f"The capital of {country} is {capital}.",
+                                  model="claude-answer", contains=country)  # fmt: skip
+    judge_rules(anthropic_server, {f"{c} is {cap}": cap for c, cap in COUNTRIES.values()})
+    store = pytester.path / "calls.jsonl"
+    args = [*run_args(pytester, anthropic_server), f"--karenina-replay-store={store}"]
+    pytester.runpytest(*args, "--karenina-replay=record").assert_outcomes(passed=3)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    capitals_checkpoint(pytester.path, {**COUNTRIES, "q4": ("Spain", "Madrid")})
+    sent = len(anthropic_server.requests)
+
+    result = pytester.runpytest(*args, "--karenina-replay=replay")
+
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*ERROR*q4*", "*claude_tool model 'claude' has no API key: set ANTHROPIC_API_KEY*"]
+    )
+    assert len(anthropic_server.requests) == sent
