@@ -41,5 +41,6 @@ SupportedInterface = Literal[
     "claude_tool",
     "manual",
     "langchain_deep_agents",
+    "claude_agent_sdk",
 ]
 """The model interfaces pytest-karenina runs (Karenina names more; see ``ModelConfig``)."""

@@ -284,4 +284,14 @@ def unsupported_features(config: VerificationConfig) -> list[UnsupportedFeature]
                 )
             )
         found.extend(_not_built(model, MODEL_NOT_BUILT, f"{path}."))
+        if model.interface == "claude_agent_sdk" and model.mcp_tool_description_overrides:
+            found.append(
+                UnsupportedFeature(
+                    f"{path}.mcp_tool_description_overrides",
+                    "<set>",
+                    "MCP tool descriptions of a claude_agent_sdk model (the Claude Code CLI "
+                    "describes the tools itself)",
+                    "leave it null",
+                )
+            )
     return found

@@ -39,10 +39,14 @@ KEY_INTERFACES = ("langchain", "langchain_deep_agents")
 
 INTERFACE_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
     "claude_tool": ("ANTHROPIC_API_KEY",),
+    "claude_agent_sdk": ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"),
     "openrouter": ("OPENROUTER_API_KEY",),
 }
-"""Interfaces bound to one API whatever ``model_provider`` says, and the variable their key
-comes from when the model's own setting (:func:`configured_key`) has none."""
+"""Interfaces bound to one API whatever ``model_provider`` says, and the variables their key
+comes from when the model's own setting (:func:`configured_key`) has none (the Claude Code
+CLI also takes a Claude subscription's token)."""
+ANTHROPIC_KEY_INTERFACES = ("claude_tool", "claude_agent_sdk")
+"""Interfaces whose own key setting is ``anthropic_api_key`` (else ``endpoint_api_key``)."""
 
 
 class MissingKeyError(RuntimeError):
@@ -55,7 +59,9 @@ def require_key(model: ModelConfig) -> str:
     key = configured_key(model)
     if key:
         return key
-    field = "anthropic_api_key" if model.interface == "claude_tool" else "endpoint_api_key"
+    field = (
+        "anthropic_api_key" if model.interface in ANTHROPIC_KEY_INTERFACES else "endpoint_api_key"
+    )
     variable = INTERFACE_KEY_VARIABLES[model.interface][0]
     raise MissingKeyError(
         f"{model.interface} model {model.id!r} has no API key: set {variable} or the "
@@ -65,10 +71,11 @@ def require_key(model: ModelConfig) -> str:
 
 def configured_key(model: ModelConfig, environ: Mapping[str, str] | None = None) -> str | None:
     """The key an interface of :data:`INTERFACE_KEY_VARIABLES` sends: the model's own setting
-    (``anthropic_api_key`` for ``claude_tool``, ``endpoint_api_key`` for ``openrouter``), else
-    its variable in the environment; None when neither has one."""
+    (``anthropic_api_key`` for ``claude_tool`` and ``claude_agent_sdk``, ``endpoint_api_key``
+    for ``openrouter``), else its variables in the environment; None when neither has one."""
     names = INTERFACE_KEY_VARIABLES.get(model.interface, ())
-    own = model.anthropic_api_key if model.interface == "claude_tool" else model.endpoint_api_key
+    anthropic = model.interface in ANTHROPIC_KEY_INTERFACES
+    own = model.anthropic_api_key if anthropic else model.endpoint_api_key
     if own is not None and names:
         return own.get_secret_value() or None
     env = os.environ if environ is None else environ

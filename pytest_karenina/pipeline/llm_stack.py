@@ -20,6 +20,7 @@ from typing import Any
 from pytest_karenina.config.model import REVEAL_SECRETS, ModelConfig
 from pytest_karenina.config.secrets import setting_secrets, url_secrets
 from pytest_karenina.config.verification import VerificationConfig
+from pytest_karenina.llm.adapters.claude_agent_chat import ClaudeAgentChatModel
 from pytest_karenina.llm.adapters.claude_tool import ClaudeToolModel
 from pytest_karenina.llm.adapters.langchain_model import LangChainModel
 from pytest_karenina.llm.adapters.manual_model import ManualModel
@@ -52,7 +53,13 @@ MissModel = Callable[[ModelConfig, Side], RawModel | None]
 stays a ReplayMiss): an estimate's assumed replies."""
 
 
-NATIVE_STRUCTURED = ("langchain", "openai_endpoint", "openrouter", "claude_tool")
+NATIVE_STRUCTURED = (
+    "langchain",
+    "openai_endpoint",
+    "openrouter",
+    "claude_tool",
+    "claude_agent_sdk",
+)
 """Interfaces whose judge replies are asked for with the provider's structured output."""
 
 
@@ -69,6 +76,8 @@ def default_adapter(model: ModelConfig) -> RawModel:
         return OpenAIEndpointModel(model)
     if model.interface == "claude_tool":
         return ClaudeToolModel(model)
+    if model.interface == "claude_agent_sdk":  # its one-call replies; its agent runs the CLI
+        return ClaudeAgentChatModel(model)
     return LangChainModel(model)
 
 

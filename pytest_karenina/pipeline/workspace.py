@@ -175,8 +175,12 @@ def write_new_file(directory: Path, name: str, text: str) -> None:
 
 def prompt_path(workspace: Path, interface: str) -> str:
     """How the answering model is told where its workspace is: deep agents see it as the
-    root of their file tools, other agents by its real path."""
-    return "/" if interface == "langchain_deep_agents" else str(workspace)
+    root of their file tools, the Claude Code CLI as its working directory (``.``: the CLI
+    names the real path itself; in the prompt, a copy's per-run name would change the run's
+    replay key every run), other agents by its real path."""
+    if interface == "langchain_deep_agents":
+        return "/"
+    return "." if interface == "claude_agent_sdk" else str(workspace)
 
 
 class WorkspaceSettings(Protocol):

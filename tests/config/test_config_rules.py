@@ -139,8 +139,17 @@ class TestRules:
 UNSUPPORTED = [
     ({"parsing_only": True}, "parsing_only=True: parsing-only (TaskEval) runs"),
     (
-        {"parsing_models": [model(id="judge", interface="claude_agent_sdk")]},
-        "'claude_agent_sdk' interface",
+        {
+            "parsing_models": [
+                model(
+                    id="judge",
+                    interface="claude_agent_sdk",
+                    mcp_tool_description_overrides={"add": "Adds."},
+                )
+            ]
+        },
+        "parsing_models[0].mcp_tool_description_overrides='<set>': MCP tool descriptions of a "
+        "claude_agent_sdk model",
     ),
     ({"db_config": {"storage_url": "sqlite:///x.db"}}, "db_config='<set>'"),
 ]

@@ -112,7 +112,7 @@ def test_literal_values() -> None:
     assert get_args(RunReplayMode) == ("off", "record", "replay", "strict", "answers")
     assert get_args(SupportedInterface) == (
         "langchain", "openai_endpoint", "openrouter", "claude_tool", "manual",
-        "langchain_deep_agents",
+        "langchain_deep_agents", "claude_agent_sdk",
     )  # fmt: skip
     assert get_args(RubricStrategy) == ("batch", "sequential")
     assert get_args(HtmlTrace) == ("failed", "all", "none")

@@ -61,12 +61,21 @@ class ClaudeCodeSetupError(RuntimeError):
 
 
 def missing_claude_extra() -> str | None:
-    """Why ``claude_agent_sdk`` models cannot run here (the package is missing), or None."""
+    """Why ``claude_agent_sdk`` models cannot run here, or None: ``claude-agent-sdk`` runs
+    their agent, ``anthropic`` their one-call replies (both in the ``claude`` extra)."""
     from importlib.util import find_spec
 
-    if find_spec("claude_agent_sdk") is not None:
+    missing = [
+        package
+        for package, module in (
+            ("claude-agent-sdk", "claude_agent_sdk"),
+            ("anthropic", "anthropic"),
+        )
+        if find_spec(module) is None
+    ]
+    if not missing:
         return None
-    return f"claude_agent_sdk models need the claude-agent-sdk package: {CLAUDE_EXTRA}"
+    return f"claude_agent_sdk models need {' and '.join(missing)}: {CLAUDE_EXTRA}"
 
 
 def credentials(model: ModelConfig, environ: Mapping[str, str]) -> dict[str, str]:
