@@ -132,8 +132,9 @@ def test_a_recorded_run_replays_strictly_without_the_cli_or_the_server(
     script_answers(anthropic_server)
     script_judge(anthropic_server)
     store = pytester.path / "calls.jsonl"
-    args = [*run_args(pytester, anthropic_server), f"--karenina-replay-store={store}"]
-    pytester.runpytest(*args, "--karenina-replay=record").assert_outcomes(passed=2, failed=1)
+    args = [*run_args(pytester, anthropic_server, replicate_count=2),
+            f"--karenina-replay-store={store}"]  # fmt: skip
+    pytester.runpytest(*args, "--karenina-replay=record").assert_outcomes(passed=4, failed=2)
     calls = len(anthropic_server.requests)
     anthropic_server.stop()
 
@@ -141,11 +142,14 @@ def test_a_recorded_run_replays_strictly_without_the_cli_or_the_server(
     replayed = pytester.runpytest(*args, "--karenina-replay=strict",
                                   f"--karenina-results={export}")  # fmt: skip
 
-    replayed.assert_outcomes(passed=2, failed=1)  # a miss would be an error
+    replayed.assert_outcomes(passed=4, failed=2)  # a miss would be an error
     assert len(anthropic_server.requests) == calls
-    assert records(export)["q2"]["template"]["trace_messages"][1]["name"] == "Write"
-    kinds = {json.loads(line)["call_kind"] for line in store.read_text().splitlines()}
-    assert {"answer_generation", "agentic_parsing_investigation"} <= kinds
+    entries = [json.loads(line) for line in store.read_text().splitlines()]
+    runs = [e for e in entries if e["call_kind"] == "answer_generation"]
+    assert len(runs) == 6  # each replicate's run recorded apart
+    assert {"agentic_parsing_investigation"} <= {e["call_kind"] for e in entries}
+    results = json.loads(export.read_text())["results"]
+    assert all(r["template"]["trace_messages"][1]["name"] == "Write" for r in results)
     assert files_holding(pytester.path, FAKE_KEY) == [pytester.path / "claude.json"]  # its own
 
 
@@ -223,3 +227,51 @@ def test_without_the_claude_extra_the_run_is_a_usage_error_naming_it(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*need claude-agent-sdk: pip install 'pytest-karenina?claude?'"])
     assert anthropic_server.requests == []
+
+
+@pytest.mark.subprocess
+def test_a_claude_code_judge_grades_agentic_rubric_traits(
+    pytester: pytest.Pytester, anthropic_server: AnthropicServer
+) -> None:
+    """Stage 11b through the same agent port: the judge's CLI reads what the answering
+    agent's CLI wrote, and its report is extracted into the trait's value."""
+    from pytest_karenina.checkpoint import Benchmark, Question, save_checkpoint
+    from pytest_karenina.rubrics.traits import AgenticRubricTrait, Rubric
+    from tests.plugin.plugin_helpers import CAPITAL_TEMPLATE, COUNTRIES
+    from tests.support.anthropic_rules import request_text
+
+    questions = [
+        Question(id=qid, text=f"What is the capital of {country}?", raw_answer=capital,
+                 template_code=CAPITAL_TEMPLATE.format(capital=capital), finished=True,
+                 rubric=Rubric(agentic_traits=[AgenticRubricTrait(
+                     name="Saved", description=f"answer.txt names {capital}",
+                     context_mode="workspace_only")]))
+        for qid, (country, capital) in COUNTRIES.items()
+    ]  # fmt: skip
+    path = pytester.path / "capitals.jsonld"
+    save_checkpoint(Benchmark(name="capitals", questions=questions), path)
+
+    def extract(body: dict[str, Any]) -> dict[str, bool]:
+        text = request_text(body)
+        wanted = text.split("answer.txt names ", 1)[1].split()[0].strip(".")
+        return {"result": f"answer.txt holds: {wanted}" in text}
+
+    anthropic_server.add_rule(extract, model="claude-judge", when=extracting)
+    script_answers(anthropic_server)
+    script_judge(anthropic_server)
+    config = preset(pytester.path, anthropic_server, agentic_parsing=False,
+                    evaluation_mode="rubric_only")  # fmt: skip
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), f"--karenina-config={config}", "-p", "no:cacheprovider",
+        f"--karenina-results={export}",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=2, failed=1)
+    rubric = records(export)["q3"]["rubric"]
+    assert rubric["agentic_trait_scores"] == {"Saved": False}
+    trace = rubric["agentic_trait_investigation_traces"]["Saved"]
+    assert "answer.txt holds: Kyoto" in str(trace)
+    models = {r.body.get("model") for r in anthropic_server.messages_requests}
+    assert models == {"claude-answerer", "claude-judge"}
