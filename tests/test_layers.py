@@ -20,7 +20,10 @@ import pytest_karenina
 
 ROOT = Path(pytest_karenina.__file__).parent
 PACKAGE = ROOT.name
-ENGINE = ("results", "templates", "rubrics", "checkpoint", "config", "llm", "prompts", "pipeline")
+ENGINE = (
+    "results", "templates", "rubrics", "checkpoint", "config", "llm", "prompts", "pipeline",
+    "scenarios",
+)  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "results": set(),
     "templates": {"results"},
@@ -29,7 +32,8 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"results", "checkpoint"},
     "llm": {"config", "results"},
     "prompts": {"llm", "rubrics", "templates", "config", "results"},
-    "pipeline": set(ENGINE) - {"pipeline"},
+    "pipeline": set(ENGINE) - {"pipeline", "scenarios"},
+    "scenarios": set(ENGINE) - {"scenarios"},
 }
 """Engine package -> the other packages of ``pytest_karenina`` it may import."""
 PYTEST_NAMES = {"pytest", "_pytest", "pluggy", "xdist", "pytest_html"}

@@ -45,17 +45,22 @@ def generation_messages(
     system_prompt: str | None,
     few_shot_examples: Sequence[Mapping[str, str]] | None = None,
     instructions: str | None = None,
+    history: Sequence[ChatMessage] = (),
 ) -> list[ChatMessage]:
     """Messages for the answering model.
 
     System: ``system_prompt`` plus ``instructions`` after a blank line; no
     system message at all when both are blank. User: the bare question, or the
-    few-shot block when ``few_shot_examples`` is non-empty.
+    few-shot block when ``few_shot_examples`` is non-empty. ``history``: a scenario's
+    earlier messages, sent between the system message and the question; when it holds a
+    system message already, ``system_prompt`` is not repeated (``instructions`` still are).
     """
-    base = system_prompt if system_prompt and system_prompt.strip() else ""
+    repeated = any(message.role == "system" for message in history)
+    base = system_prompt if system_prompt and system_prompt.strip() and not repeated else ""
     system = append_instructions(base, instructions)
     user = few_shot_prompt(question_text, few_shot_examples) if few_shot_examples else question_text
     messages = [ChatMessage(role="system", content=system)] if system else []
+    messages.extend(history)
     messages.append(ChatMessage(role="user", content=user))
     return messages
 

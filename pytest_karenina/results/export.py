@@ -2,7 +2,8 @@
 
 An export is one JSON object written as a stream: the header object without its closing
 brace, ``,"results":[`` and a newline, one result per line separated by ``,`` + newline, a
-newline and ``]``, optionally ``,"scenario_results":[`` ... ``]`` in the same layout, then
+newline and ``]``, optionally ``,"scenario_results":[`` ... ``]`` and ``,"errors":[`` ... ``]``
+(failed scenario executions, ``[description, error]`` pairs) in the same layout, then
 optionally ``,"pytest_karenina":{"run":{...},"items":[`` ... ``]}`` (what a pytest run adds:
 its settings and one record per test item; Karenina's loaders read ``results`` and ignore
 it), then ``}`` and a newline. It is plain JSON: read it with ``json.load``.
@@ -117,14 +118,20 @@ def write_export(
     result_lines: Iterable[str],
     scenario_results: Iterable[Any] | None = None,
     run: tuple[Mapping[str, Any], Iterable[str]] | None = None,
+    *,
+    errors: Iterable[tuple[str, str]] | None = None,
 ) -> None:
     """Write an export with the header object and pre-rendered result lines to ``out``;
-    ``run``: a pytest run's settings and its pre-rendered item record lines."""
+    ``run``: a pytest run's settings and its pre-rendered item record lines; ``errors``: the
+    failed scenario executions as ``[description, "<Type>: <message>"]`` pairs."""
     out.write(json.dumps(header, ensure_ascii=False)[:-1])
     _write_array(out, "results", result_lines)
     if scenario_results is not None:
         lines = (json.dumps(_jsonable(item), ensure_ascii=False) for item in scenario_results)
         _write_array(out, "scenario_results", lines)
+    if errors is not None:
+        pairs = (json.dumps([desc, text], ensure_ascii=False) for desc, text in errors)
+        _write_array(out, "errors", pairs)
     if run is not None:
         settings, item_lines = run
         out.write(f',"{RUN_KEY}":{{"run":{json.dumps(settings, ensure_ascii=False)}')
@@ -148,6 +155,27 @@ def _jsonable(item: Any) -> Any:
     return item.model_dump(mode="json") if isinstance(item, BaseModel) else item
 
 
+def read_export_errors(data: Any) -> list[tuple[str, str]] | None:
+    """The ``errors`` of a parsed export object: ``(description, error)`` pairs (None when
+    it has none). Raises ValueError naming the entry that is not a pair of strings."""
+    if not isinstance(data, dict) or data.get("errors") is None:
+        return None
+    found = data["errors"]
+    if not isinstance(found, list):
+        raise ValueError("Invalid results export: errors must be an array")
+    pairs: list[tuple[str, str]] = []
+    for index, entry in enumerate(found):
+        if not (
+            isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry)
+        ):
+            raise ValueError(
+                f"Invalid results export: errors[{index}] must be [description, error], "
+                f"got {entry!r}"
+            )
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
 def read_export_payload(text: str) -> tuple[list[Any], list[Any] | None]:
     """``(result dicts, scenario_results)`` from any result file shape Karenina loads.
 
@@ -156,7 +184,11 @@ def read_export_payload(text: str) -> tuple[list[Any], list[Any] | None]:
     ignored later), ``{"runs": {run_name: [results]}}`` and a mapping of keys to results.
     Raises ValueError for anything else.
     """
-    data = json.loads(text)
+    return export_payload_from(json.loads(text))
+
+
+def export_payload_from(data: Any) -> tuple[list[Any], list[Any] | None]:
+    """:func:`read_export_payload` for a file already parsed."""
     if isinstance(data, list):
         return data, None
     if isinstance(data, dict):

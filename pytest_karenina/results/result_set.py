@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -10,12 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_karenina.results.export import (
     export_header,
+    export_payload_from,
     is_successful,
-    read_export_payload,
+    read_export_errors,
     result_line,
     write_export,
 )
 from pytest_karenina.results.result import VerificationResult
+from pytest_karenina.results.scenario import ScenarioResultRecord
 
 
 class VerificationResultSet(BaseModel):
@@ -81,7 +84,7 @@ class VerificationResultSet(BaseModel):
         ``metadata.failure`` (``successful_count``) and the rest (``failed_count``);
         ``total_duration`` is ``end_time - start_time`` (epoch seconds) when both are given.
         The other arguments are as for :func:`~pytest_karenina.results.export.export_header`.
-        ``scenario_results`` are written after the results when not None.
+        ``scenario_results`` and ``errors`` are written after the results when not None.
         """
         header = export_header(
             total=len(self.results),
@@ -96,7 +99,8 @@ class VerificationResultSet(BaseModel):
             export_timestamp=export_timestamp,
         )
         out = io.StringIO()
-        write_export(out, header, (result_line(r) for r in self.results), self.scenario_results)
+        lines = (result_line(r) for r in self.results)
+        write_export(out, header, lines, self.scenario_results, errors=self.errors)
         return out.getvalue()
 
     @classmethod
@@ -104,10 +108,22 @@ class VerificationResultSet(BaseModel):
         """Load a result file: a format-2.x export or another shape Karenina accepts.
 
         See :func:`~pytest_karenina.results.export.read_export_payload` for the shapes.
+        ``scenario_results`` entries load as
+        :class:`~pytest_karenina.results.scenario.ScenarioResultRecord`.
         Raises ValueError (pydantic's ValidationError included) for malformed content.
         """
-        results, scenarios = read_export_payload(text)
+        data = json.loads(text)
+        results, scenarios = export_payload_from(data)
+        records: list[Any] | None = None
+        if scenarios is not None:
+            records = []
+            for index, item in enumerate(scenarios):
+                try:
+                    records.append(ScenarioResultRecord.model_validate(item))
+                except ValueError as exc:
+                    raise ValueError(f"Invalid scenario result at index {index}: {exc}") from exc
         return cls(
             results=[VerificationResult.model_validate(item) for item in results],
-            scenario_results=scenarios,
+            scenario_results=records,
+            errors=read_export_errors(data),
         )

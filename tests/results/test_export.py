@@ -17,6 +17,7 @@ from pytest_karenina.results import (
     read_export_payload,
     strip_seed_only,
 )
+from pytest_karenina.results.scenario import ScenarioResultRecord
 from tests.results.builders import export_text, metadata, result
 
 
@@ -127,11 +128,12 @@ def test_streamed_layout_one_result_per_line() -> None:
 
 
 def test_scenario_results_follow_the_results() -> None:
-    result_set = VerificationResultSet(results=[result()], scenario_results=[{"scenario_id": "s"}])
+    entry = {"scenario_id": "s", "status": "completed", "turn_count": 0}
+    result_set = VerificationResultSet(results=[result()], scenario_results=[entry])
     text = result_set.to_export_json()
-    assert text.endswith(',"scenario_results":[\n{"scenario_id": "s"}\n]}\n')
+    assert text.endswith(',"scenario_results":[\n' + json.dumps(entry) + "\n]}\n")
     again = VerificationResultSet.from_export_json(text)
-    assert again.scenario_results == [{"scenario_id": "s"}]
+    assert again.scenario_results == [ScenarioResultRecord.model_validate(entry)]
 
 
 def test_exports_omit_seed_only_fields_and_load_them_back() -> None:

@@ -45,6 +45,8 @@ CACHED_ANSWER = "cached_answer"
 """Artifact the runner sets to reuse an answer generated for another judge."""
 GENERATED_ANSWER = "generated_answer"
 """Artifact this stage sets with what it generated, for the runner to share."""
+CONVERSATION_HISTORY = "conversation_history"
+"""Artifact: a scenario turn's earlier messages (``ChatMessage`` s), sent before the question."""
 ERROR_DETAILS = "error_details"
 """Artifact: ``{exception_type, exception_message, traceback}`` of the exception that failed
 the answering call, secrets redacted; FinalizeResult adds it to ``metadata.failure.details``."""
@@ -107,6 +109,7 @@ class GenerateAnswerStage(BaseVerificationStage):
             system_prompt=model.system_prompt,
             few_shot_examples=context.few_shot_examples,
             instructions=prompt_instructions(context, "generation"),
+            history=context.get_artifact(CONVERSATION_HISTORY) or (),
         )
         # Only an agent can use the workspace; a plain model's prompt would just change with
         # the copy's name on every run (and so the key of its recorded reply).
