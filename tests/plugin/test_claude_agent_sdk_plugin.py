@@ -275,3 +275,25 @@ def test_a_claude_code_judge_grades_agentic_rubric_traits(
     assert "answer.txt holds: Kyoto" in str(trace)
     models = {r.body.get("model") for r in anthropic_server.messages_requests}
     assert models == {"claude-answerer", "claude-judge"}
+
+
+@pytest.mark.subprocess
+def test_the_interface_option_builds_claude_code_models_from_their_names(
+    pytester: pytest.Pytester, anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    for country, capital in ANSWERS.items():
+        anthropic_server.add_rule(f"It is {capital}.", model="claude-answerer", contains=country)
+        anthropic_server.add_rule({"capital": capital}, model="claude-judge", when=extracting,
+                                  contains=f"It is {capital}.")  # fmt: skip
+    path = capitals_checkpoint(pytester.path)
+
+    result = pytester.runpytest(
+        "--karenina", str(path), "--karenina-interface", "claude_agent_sdk",
+        "--karenina-endpoint", anthropic_server.url, "--karenina-answering-model",
+        "claude-answerer", "--karenina-parsing-model", "claude-judge", "-p", "no:cacheprovider",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=2, failed=1)
+    answering = [r for r in anthropic_server.messages_requests if r.model == "claude-answerer"]
+    assert len(answering) == 3 and all(r.path.endswith("?beta=true") for r in answering)

@@ -47,8 +47,8 @@ def _model(text: str, settings: Settings, known: dict[str, ModelConfig]) -> Mode
             id=text, model_name=text, interface="openai_endpoint",
             endpoint_base_url=settings.endpoint,
         )  # fmt: skip
-    if interface in ("claude_tool", "openrouter"):  # the API's own model name, as is
-        field = "anthropic_base_url" if interface == "claude_tool" else "endpoint_base_url"
+    if interface in ("claude_tool", "claude_agent_sdk", "openrouter"):  # the API's model name
+        field = "endpoint_base_url" if interface == "openrouter" else "anthropic_base_url"
         server = {field: settings.endpoint} if settings.endpoint else {}
         return ModelConfig(id=text, model_name=text, interface=interface, **server)
     provider, sep, name = text.partition(":")
