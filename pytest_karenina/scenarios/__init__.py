@@ -3,6 +3,7 @@
 An engine package above ``pipeline`` (every turn is a pipeline run); the plugin builds on it.
 """
 
+from pytest_karenina.scenarios.batch import run_scenarios
 from pytest_karenina.scenarios.executor import run_scenario
 from pytest_karenina.scenarios.load import load_scenarios, parse_scenario
 from pytest_karenina.scenarios.models import END, ScenarioDefinition, ScenarioError
@@ -18,4 +19,5 @@ __all__ = [
     "load_scenarios",
     "parse_scenario",
     "run_scenario",
+    "run_scenarios",
 ]

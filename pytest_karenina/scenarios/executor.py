@@ -211,7 +211,7 @@ def _run_turn(
 
     def prepare(context: VerificationContext) -> None:
         context.set_artifact(CONVERSATION_HISTORY, list(history))
-        context.set_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS, {"node_results": node_results})
+        context.set_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS, node_results)
 
     orchestrator = StageOrchestrator.from_config(config, rubric=task.has_rubric)
     result, _ = run_question(

@@ -263,3 +263,86 @@ def test_a_transcript_handover_folds_the_conversation_into_the_next_question() -
         ]
     )
     assert second[1] == ChatMessage("user", f"{transcript}\n\n---\n\n{DOSE}")
+
+
+def test_a_node_model_override_answers_that_turn_only() -> None:
+    config = fake_config()
+    override = {"answering_model": {"id": "second-opinion", "model_name": "other-model"}}
+    data = scenario(
+        [node("ask", ASK), node("dose", DOSE, modelOverride=override)], [edge("ask", "dose")]
+    )
+    fake = answers(FakeLLM(), (ASK, "aspirin works."), (DOSE, "aspirin 500 mg."))
+
+    run = execute(data, config, fake)
+
+    models = fake.models_for("answer_generation")
+    assert [m.id if m else None for m in models] == ["answerer", "second-opinion"]
+    assert [m.model_name if m else None for m in models][1] == "other-model"
+    assert [r.metadata.answering.model_name for r in run.turn_results][1] == "other-model"
+
+
+def test_a_state_update_that_raises_stops_the_run_with_an_error() -> None:
+    config = fake_config()
+    data = scenario(
+        [node("ask", ASK, stateUpdateSource="lambda acc, p: acc['nope']"), node("dose", DOSE)],
+        [edge("ask", "dose")],
+    )
+    fake = answers(FakeLLM(), (ASK, "aspirin works."))
+
+    run = execute(data, config, fake)
+
+    assert run.status == "error"
+    assert run.terminal_failure is not None
+    assert run.terminal_failure.reason.startswith(
+        "nodes.ask.stateUpdateSource raised KeyError: 'nope'"
+    )
+    assert run.path == ["ask"]
+
+
+def test_a_list_of_state_checks_must_all_hold() -> None:
+    config = fake_config()
+    visited_once = {
+        "type": "state_check",
+        "field": "node_visits.ask",
+        "expected": 1,
+        "verify_with": {"type": "NumericExact"},
+    }
+    data = scenario(
+        [node("ask", ASK), node("dose", DOSE)],
+        [edge("ask", "dose", condition=[on_verdict(False), visited_once]), edge("ask", "__end__")],
+    )
+    fake = answers(FakeLLM(), (ASK, "ibuprofen works."), (DOSE, "aspirin."))
+
+    assert execute(data, config, fake).path == ["ask", "dose"]
+    fake = answers(FakeLLM(), (ASK, "aspirin works."))
+    assert execute(data, config, fake).path == ["ask"]
+
+
+PLAN = """
+class Answer(BaseAnswer):
+    plan: str = VerifiedField(
+        description="The plan the response recommends",
+        ground_truth=ConditionalGroundTruth(
+            source="node_results.ask.parsed.drug",
+            cases={"aspirin": GroundTruthCase(value="take it with food")},
+            default=GroundTruthCase(value="see a doctor"),
+        ),
+        verify_with=ExactMatch(),
+    )
+"""
+
+
+def test_a_conditional_ground_truth_reads_an_earlier_node_of_the_scenario() -> None:
+    config = fake_config()
+    plan = node("plan", "What is the plan?")
+    plan["question"]["hasPart"]["text"] = PLAN
+    data = scenario([node("ask", ASK), plan], [edge("ask", "plan")])
+
+    def run_with(drug_answer: str) -> bool | None:
+        fake = FakeLLM().answer("Take it with food.", contains="What is the plan?")
+        fake.parse_as({"plan": "take it with food"}, contains="Take it with food.")
+        answers(fake, (ASK, drug_answer))
+        return execute(data, config, fake).history[1].verify_result
+
+    assert run_with("aspirin works.") is True
+    assert run_with("ibuprofen works.") is False

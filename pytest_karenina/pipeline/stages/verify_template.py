@@ -100,7 +100,9 @@ class VerifyTemplateStage(BaseVerificationStage):
         parsed: BaseAnswer = context.get_artifact(ArtifactKeys.PARSED_ANSWER)
         raw = str(context.get_artifact(ArtifactKeys.RAW_LLM_RESPONSE, ""))
         parsed._raw_trace = raw
-        parsed._scenario_context = context.get_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS)
+        node_results = context.get_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS)
+        if node_results is not None:  # a scenario turn: the earlier nodes' results, by node
+            parsed._scenario_context = {"node_results": node_results}
         code = type(parsed)._source_code or context.template_code
         field_ok, error, fault = _field_verdict(parsed, code)
         regex = parsed.verify_regex(raw)
