@@ -150,7 +150,7 @@ def _question(data: Mapping[str, Any], where: str) -> Question:
         text, answer = stored.get("question"), stored.get("raw_answer")
         template, keywords = stored.get("answer_template"), stored.get("keywords") or []
         few_shot, rubric = stored.get("few_shot_examples"), stored.get("question_rubric")
-        field = f"{where}.questionData"
+        workspace, field = stored.get("workspace_path"), f"{where}.questionData"
     else:
         item = data.get("question")
         if not isinstance(item, Mapping):
@@ -158,7 +158,8 @@ def _question(data: Mapping[str, Any], where: str) -> Question:
         text = item.get("text")
         answer = (item.get("acceptedAnswer") or {}).get("text")
         template = (item.get("hasPart") or {}).get("text")
-        keywords, few_shot, rubric, field = [], None, None, f"{where}.question"
+        keywords, few_shot, rubric, workspace = [], None, None, None
+        field = f"{where}.question"
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{field}: the question text is missing")
     if not isinstance(template, str) or not template.strip():
@@ -172,6 +173,7 @@ def _question(data: Mapping[str, Any], where: str) -> Question:
             finished=True,
             few_shot_examples=few_shot,
             rubric=_rubric(rubric),
+            workspace_path=workspace if isinstance(workspace, str) else None,
         )
     except ValueError as exc:
         raise ValueError(f"{field}: {exc}") from exc

@@ -40,10 +40,12 @@ def test_question_data_wins_over_the_schema_org_question() -> None:
         "raw_answer": "aspirin",
         "answer_template": "class Answer(BaseAnswer):\n    drug: str = ''\n",
         "keywords": ["pain"],
+        "workspace_path": "cases/headache",
     }
     loaded = parse_scenario(data, checkpoint="bench.jsonld", limit=5.0)
     assert loaded.nodes["ask"].question.text == "Which drug, really?"
     assert loaded.nodes["ask"].question.keywords == ["pain"]
+    assert loaded.nodes["ask"].question.workspace_path == "cases/headache"
 
 
 @pytest.mark.parametrize(
