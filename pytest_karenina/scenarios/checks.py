@@ -275,3 +275,44 @@ def turn_field(path: str, turn: TurnRecord) -> Any:
     if root == "parsed" and rest:
         return turn.parsed_fields.get(rest)
     return getattr(turn, root, None)
+
+
+def breaking_turn(check: OutcomeCheck, run: ExecutionView) -> int | None:
+    """The index of the turn that made a false boolean check false, when one turn did: the
+    turn a single-turn scope names, the first selected turn an ``all_turns`` check refuses, the
+    target turn of a cross-turn check, the last turn of a ``ResultCheck`` on an execution
+    stopped by its turn limit, the first breaking turn of a composition's false parts."""
+    history = run.history
+    if not history:
+        return None
+    if isinstance(check, TurnCheck):
+        scope = check.scope
+        if scope.kind == "all_turns":
+            for index, turn in enumerate(history):
+                value = turn_field(check.field, turn)
+                if _at(turn.node_id, scope.node_id) and not check.verify_with.check(
+                    value, check.expected
+                ):
+                    return index
+            return None
+        return _single_index(scope, len(history))
+    if isinstance(check, CrossTurnCheck):
+        return _single_index(check.target_turn, len(history))
+    if isinstance(check, ResultCheck):
+        return len(history) - 1 if run.status == "limit_reached" else None
+    if isinstance(check, Composition):
+        found = [
+            breaking_turn(c, run) for c in check.conditions if evaluate_check(c, run) is not True
+        ]
+        return min((i for i in found if i is not None), default=None)
+    return None
+
+
+def _single_index(scope: Scope, count: int) -> int | None:
+    if scope.kind == "last_turn":
+        return count - 1
+    if scope.kind == "first_turn":
+        return 0
+    if scope.kind == "turn_at" and -count <= scope.index < count:
+        return scope.index % count
+    return None
