@@ -52,8 +52,8 @@ def scenarios_not_run(benchmark: Benchmark) -> str | None:
         return None
     return (
         f"{count} multi-turn scenario(s) of benchmark {benchmark.name!r} are not run "
-        f"(scenarios are not supported yet): the results and the pass rate cover its "
-        f"{len(benchmark.questions)} standalone question(s) only"
+        f"(so far only pytest_karenina.scenarios.run_scenarios runs them): the results and "
+        f"the pass rate cover its {len(benchmark.questions)} standalone question(s) only"
     )
 
 

@@ -38,8 +38,8 @@ def test_the_run_warns_how_many_scenarios_are_not_run(
     result.stdout.fnmatch_lines([
         "*warnings summary*",
         "*ScenariosNotRunWarning: karenina: with_scenarios.jsonld: 2 multi-turn scenario(s) of "
-        "benchmark * are not run (scenarios are not supported yet): the results and the pass "
-        "rate cover its 5 standalone question(s) only",
+        "benchmark * are not run (so far only pytest_karenina.scenarios.run_scenarios runs "
+        "them): the results and the pass rate cover its 5 standalone question(s) only",
     ])  # fmt: skip
 
 
