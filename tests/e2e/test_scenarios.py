@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pytest_karenina.checkpoint import Benchmark
+from pytest_karenina.llm.replay import ReplayStore
 from pytest_karenina.pipeline.llm_stack import LLMStack
 from pytest_karenina.results import VerificationResultSet
 from pytest_karenina.scenarios import run_scenarios
@@ -47,9 +49,20 @@ def parse_rule(server: OpenAIServer, answer: str, drug: str) -> None:
     server.add_rule({"drug": drug}, contains=answer, structured=True, when=is_parse_request)
 
 
-def run(server: OpenAIServer, **options: Any) -> VerificationResultSet:
+def without_ids(results: VerificationResultSet) -> list[dict[str, Any]]:
+    """The scenario records without the turns' result ids (they hold the run's timestamp)."""
+    records = [r.model_dump(mode="json") for r in results.scenario_results or []]
+    for record in records:
+        for turn in record["history"]:
+            turn.pop("verification_result_id")
+    return records
+
+
+def run(
+    server: OpenAIServer, replay: ReplayStore | None = None, **options: Any
+) -> VerificationResultSet:
     config = make_config(server, **options)
-    llm = LLMStack(config)
+    llm = LLMStack(config, replay=replay)
     try:
         return run_scenarios(Benchmark(name="bench", scenarios=[TRIAGE]), config, llm=llm)
     finally:
@@ -104,3 +117,28 @@ def test_replicates_run_concurrently_each_with_its_turns_in_order(
     assert turns == [(n, t) for n in (1, 2, 3) for t in (0, 1)]
     loaded = VerificationResultSet.from_export_json(results.to_export_json())
     assert loaded.scenario_results == records
+
+
+def test_a_recorded_scenario_replays_strictly_without_the_server(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.add_rule("Ibuprofen, I think.", last_contains=ASK, structured=False, times=1)
+    openai_server.add_rule("Aspirin.", last_contains=ASK, structured=False)
+    openai_server.add_rule("Aspirin 500 mg.", last_contains=DOSE, structured=False)
+    parse_rule(openai_server, "Ibuprofen, I think.", "ibuprofen")
+    parse_rule(openai_server, "Aspirin 500 mg.", "aspirin")
+    parse_rule(openai_server, "Aspirin.", "aspirin")
+    path = tmp_path / "replay.jsonl"
+    recorded = run(openai_server, ReplayStore(path, "record"))
+    live_calls = len(openai_server.chat_requests)
+    openai_server.reset()  # no rules: any live call would get no scripted answer
+
+    store = ReplayStore(path, "strict")
+    replayed = run(openai_server, store)
+
+    assert len(openai_server.chat_requests) == 0
+    assert store.stats()["hits"] == live_calls
+    assert without_ids(replayed) == without_ids(recorded)
+    assert [r.template.raw_llm_response for r in replayed.results if r.template] == [
+        r.template.raw_llm_response for r in recorded.results if r.template
+    ]
