@@ -135,16 +135,20 @@ class ExportWriter:
         end_time: float | None = None,
         scenario_results: Iterable[Any] | None = None,
         run: Mapping[str, Any] | None = None,
+        errors: Iterable[tuple[str, str]] | None = None,
     ) -> Path:
         """Assemble the export at :attr:`path` and remove the sidecar; returns the path.
-        ``run`` replaces the run settings given when the writer opened."""
+        ``run`` replaces the run settings given when the writer opened; ``scenario_results``
+        and ``errors`` (failed scenario executions) follow the results."""
         with self._lock:
             if self._closed:
                 return self.path
             self._closed = True
             self._file.close()
             counts = None if self._has_torn_lines else (self._total, self._successful)
-        _assemble(self.sidecar, self.path, complete, end_time, scenario_results, counts, run)
+        _assemble(
+            self.sidecar, self.path, complete, end_time, scenario_results, counts, run, errors
+        )
         return self.path
 
     def __enter__(self) -> ExportWriter:
@@ -187,6 +191,7 @@ def _assemble(
     scenario_results: Iterable[Any] | None,
     counts: tuple[int, int] | None,
     run: Mapping[str, Any] | None = None,
+    errors: Iterable[tuple[str, str]] | None = None,
 ) -> None:
     """Write ``target`` from ``sidecar``; ``counts`` None means lines must be checked;
     ``run``: the run settings, instead of those the sidecar opened with."""
@@ -213,7 +218,12 @@ def _assemble(
         with temporary.open("w", encoding="utf-8", newline="") as out:
             run = record.get("run") if run is None else run
             write_export(
-                out, header, lines, scenario_results, (run, items) if run is not None else None
+                out,
+                header,
+                lines,
+                scenario_results,
+                (run, items) if run is not None else None,
+                errors=errors,
             )
             out.flush()
             os.fsync(out.fileno())

@@ -199,3 +199,17 @@ def test_a_torn_item_record_is_skipped_on_recovery(tmp_path: Path) -> None:
     data = load(target)
     assert data["pytest_karenina"]["items"] == [{"nodeid": "b.jsonld::q1"}]
     assert data["metadata"]["job_summary"]["total_questions"] == 1
+
+
+def test_close_writes_scenario_results_and_errors_as_a_result_set_does(tmp_path: Path) -> None:
+    record = {"scenario_id": "triage", "status": "error", "turn_count": 1, "path": ["ask"]}
+    errors = [("Scenario 'triage' stopped at node 'ask'", "ScenarioExecutionFailure: boom")]
+    target = tmp_path / "run.json"
+    writer = ExportWriter(target, start_time=100.0, job_id="j", karenina_version="v")
+    writer.add(result(True))
+    writer.close(end_time=160.0, scenario_results=[record], errors=errors)
+
+    loaded = VerificationResultSet.from_export_json(target.read_text(encoding="utf-8"))
+
+    assert [r.model_dump(exclude_defaults=True) for r in loaded.scenario_results or []] == [record]
+    assert loaded.errors == errors
