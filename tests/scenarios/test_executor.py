@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_karenina.llm.ports import ChatMessage
+from pytest_karenina.rubrics.traits import RegexTrait, Rubric
 from pytest_karenina.scenarios import ScenarioDefinition, run_scenario
 from pytest_karenina.scenarios.load import parse_scenario
 from pytest_karenina.scenarios.models import ScenarioEdge
@@ -12,7 +13,6 @@ from tests.support.fake_llm import FakeLLM, fake_config, fake_factory
 ASK = "Which drug for a headache?"
 CLARIFY = "Are you sure? The patient takes warfarin."
 DOSE = "What dose?"
-RETRY = "Please name one drug."
 
 
 def branching() -> dict[str, object]:
@@ -346,3 +346,32 @@ def test_a_conditional_ground_truth_reads_an_earlier_node_of_the_scenario() -> N
 
     assert run_with("aspirin works.") is True
     assert run_with("ibuprofen works.") is False
+
+
+def test_a_node_rubric_replaces_the_global_rubric_for_its_turn_and_feeds_node_results() -> None:
+    config = fake_config()
+    dose = node("dose", DOSE)
+    dose["questionData"] = {
+        "question": DOSE,
+        "raw_answer": "500 mg",
+        "answer_template": dose["question"]["hasPart"]["text"],
+        "question_rubric": {"regex_traits": [{"name": "has_unit", "pattern": r"\bmg\b"}]},
+    }
+    data = scenario([node("ask", ASK), dose], [edge("ask", "dose")])
+    definition = parse_scenario(data, checkpoint="bench.jsonld", limit=None)
+    fake = answers(FakeLLM(), (ASK, "aspirin works."), (DOSE, "aspirin 500 mg."))
+    answering, parsing = (models[0] for models in config.stamped_models())
+    global_rubric = Rubric(regex_traits=[RegexTrait(name="polite", pattern="please")])
+
+    run = run_scenario(
+        definition,
+        config,
+        fake_factory(config, fake),
+        answering,
+        parsing,
+        global_rubric=global_rubric,
+    )
+
+    scores = [r.rubric.get_all_trait_scores() if r.rubric else None for r in run.turn_results]
+    assert scores == [{"polite": False}, {"has_unit": True}]
+    assert run.final_state.node_results["dose"]["rubric"] == {"has_unit": True}
