@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.config.model import REVEAL_SECRETS, ModelConfig
 
 if TYPE_CHECKING:
     from pytest_karenina.checkpoint import Question
@@ -80,9 +80,23 @@ class ModelOverride:
 
 
 def _over(base: ModelConfig, fields: Mapping[str, Any] | None) -> ModelConfig:
+    """``fields`` over ``base``. Checkpoints never hold API keys (Karenina strips them): the
+    base's key is kept only for the same server (endpoint) or the same interface and provider
+    (Anthropic), so a checkpoint cannot send the run's key to a server of its choosing."""
     if not fields:
         return base
-    return ModelConfig.model_validate({**base.model_dump(), **fields})
+    merged = {**base.model_dump(context={REVEAL_SECRETS: True}), **fields}
+    url = merged.get("endpoint_base_url")
+    if "endpoint_api_key" not in fields and url != base.endpoint_base_url:
+        merged["endpoint_api_key"] = None
+    same_family = (merged.get("interface"), merged.get("model_provider")) == (
+        base.interface,
+        base.model_provider,
+    )
+    same_server = merged.get("anthropic_base_url") == base.anthropic_base_url
+    if "anthropic_api_key" not in fields and not (same_family and same_server):
+        merged["anthropic_api_key"] = None
+    return ModelConfig.model_validate(merged)
 
 
 @dataclass(frozen=True)

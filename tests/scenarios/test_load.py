@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import SecretStr
 
 from pytest_karenina.scenarios import ScenarioDefinition, ScenarioError, load_scenarios
 from pytest_karenina.scenarios.load import parse_scenario
+from pytest_karenina.scenarios.models import ModelOverride
 from tests.scenarios.scenario_helpers import edge, node, on_verdict, scenario
+from tests.support.fake_llm import fake_config
 
 
 def good() -> dict[str, object]:
@@ -106,3 +109,24 @@ def test_source_that_loops_while_compiling_is_stopped_by_the_time_limit() -> Non
     data["edges"][1]["conditionSource"] = "[x for x in iter(int, 1)]"  # type: ignore[index]
     with pytest.raises(ScenarioError, match=r"edges\[1\]\.conditionSource: .*did not finish"):
         parse_scenario(data, checkpoint="bench.jsonld", limit=0.2)
+
+
+def test_a_model_override_keeps_the_run_s_server_and_its_key_only_for_that_server() -> None:
+    answering, parsing = (models[0] for models in fake_config().stamped_models())
+    base = answering.model_copy(
+        update={
+            "endpoint_base_url": "http://127.0.0.1:9/v1",
+            "endpoint_api_key": SecretStr("sk-run-key"),
+        }
+    )
+
+    same, _ = ModelOverride({"model_name": "bigger"}).apply(base, parsing)
+    elsewhere, _ = ModelOverride({"endpoint_base_url": "http://other.example/v1"}).apply(
+        base, parsing
+    )
+
+    assert (same.model_name, same.endpoint_base_url) == ("bigger", "http://127.0.0.1:9/v1")
+    assert same.endpoint_api_key is not None
+    assert same.endpoint_api_key.get_secret_value() == "sk-run-key"
+    assert elsewhere.endpoint_base_url == "http://other.example/v1"
+    assert elsewhere.endpoint_api_key is None
