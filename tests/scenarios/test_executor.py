@@ -375,3 +375,22 @@ def test_a_node_rubric_replaces_the_global_rubric_for_its_turn_and_feeds_node_re
     scores = [r.rubric.get_all_trait_scores() if r.rubric else None for r in run.turn_results]
     assert scores == [{"polite": False}, {"has_unit": True}]
     assert run.final_state.node_results["dose"]["rubric"] == {"has_unit": True}
+
+
+def test_a_condition_that_never_returns_is_stopped_by_the_template_time_limit() -> None:
+    config = fake_config(template_time_limit=2.0)
+    data = scenario(
+        [node("ask", ASK), node("dose", DOSE)],
+        [
+            edge("ask", "dose", conditionSource="lambda s: [x for x in iter(int, 1)]"),
+            edge("ask", "__end__"),
+        ],
+    )
+    fake = answers(FakeLLM(), (ASK, "aspirin works."))
+
+    run = execute(data, config, fake)
+
+    assert run.status == "error"
+    assert run.terminal_failure is not None
+    assert run.terminal_failure.reason.startswith("edges[0].conditionSource: ")
+    assert "did not finish" in run.terminal_failure.reason
