@@ -1,14 +1,16 @@
 """Agent answering at concurrency, against real servers (run by hand; docs/performance.md).
 
     python benchmarks/bench_agents.py [--questions 100] [--latency 0.2] [--concurrency 32]
-                                      [--path mcp|claude_agent_sdk]
+                                      [--path mcp|claude_tool|claude_agent_sdk]
 
 Each question's answering agent makes three MCP tool calls (``add`` on the real MCP test
 server, streamable HTTP) and then answers: four model calls, each ``--latency`` seconds, plus
 one judge call. ``mcp`` (the default): an ``openai_endpoint`` tool loop and judge on the
-scripted OpenAI-compatible server. ``claude_agent_sdk``: the Claude Code CLI as the agent and
-a ``claude_agent_sdk`` judge (its one call through the Messages API) on the scripted
-Anthropic server; each answer is a CLI process, whose CPU is printed apart (``CLI CPU``).
+scripted OpenAI-compatible server. ``claude_tool``: the same tool loop and judge through the
+Messages API (the ``anthropic`` SDK) on the scripted Anthropic server. ``claude_agent_sdk``:
+the Claude Code CLI as the agent and a ``claude_agent_sdk`` judge (its one call through the
+Messages API) on the scripted Anthropic server; each answer is a CLI process, whose CPU is
+printed apart (``CLI CPU``).
 The servers run in a child process, so the CPU printed is the client's. The latency-bound
 ideal wall time is ``ceil(questions / concurrency) * 5 * latency``; the target is within
 1.3 x of it.
@@ -50,13 +52,14 @@ def script(server: OpenAIServer) -> None:
     server.add_rule("The capital of France is Paris.", model="agent-model")
 
 
-def script_claude(server: Any) -> None:
-    """The same run for the Claude Code CLI: three ``add`` calls, the answer, the judge's."""
+def script_claude(server: Any, tool: str = "mcp__calc__add") -> None:
+    """The same run on the Messages API: three ``add`` calls, the answer, the judge's (the
+    Claude Code CLI names an MCP tool ``mcp__<server>__<tool>``, ``claude_tool`` by its name)."""
     from tests.support.anthropic_server import ToolUse
     from tests.support.claude_cli import tool_results as claude_results
 
     server.add_rule({"capital": "Paris"}, model="claude-judge")
-    server.add_rule(ToolUse("mcp__calc__add", {"a": 1, "b": 2}), model="claude-agent",
+    server.add_rule(ToolUse(tool, {"a": 1, "b": 2}), model="claude-agent",
                     when=lambda body: len(claude_results(body)) < TOOL_CALLS)  # fmt: skip
     server.add_rule("The capital of France is Paris.", model="claude-agent")
 
@@ -65,13 +68,16 @@ def serve(connection: Any, latency: float, path: str) -> None:
     """The servers, in their own process: their CPU is not the client's."""
     from tests.support.anthropic_server import AnthropicServer
 
-    chat = AnthropicServer if path == "claude_agent_sdk" else OpenAIServer
+    chat = OpenAIServer if path == "mcp" else AnthropicServer
     with (
         tempfile.TemporaryDirectory() as notes,
         running_mcp_server(Path(notes)) as mcp,
         chat(latency=latency, keep_alive=True) as server,
     ):
-        (script_claude if path == "claude_agent_sdk" else script)(server)
+        if path == "mcp":
+            script(server)
+        else:
+            script_claude(server, "add" if path == "claude_tool" else "mcp__calc__add")
         connection.send((server.base_url, mcp.url))
         connection.recv()  # until the benchmark is done
         connection.send(len(mcp.calls))
@@ -79,8 +85,8 @@ def serve(connection: Any, latency: float, path: str) -> None:
 
 def models(path: str, base_url: str, mcp_url: str) -> dict[str, Any]:
     """The answering and parsing models of ``path``."""
-    if path == "claude_agent_sdk":
-        base = {"interface": "claude_agent_sdk", "anthropic_base_url": base_url,
+    if path in ("claude_tool", "claude_agent_sdk"):
+        base = {"interface": path, "anthropic_base_url": base_url,
                 "anthropic_api_key": "sk-bench"}  # fmt: skip
         agent, judge = "claude-agent", "claude-judge"
     else:
@@ -136,7 +142,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--path", choices=("mcp", "claude_agent_sdk"), default="mcp")
+    parser.add_argument("--path", choices=("mcp", "claude_tool", "claude_agent_sdk"), default="mcp")
     args = parser.parse_args()
     for _ in range(args.rounds):
         run(args.questions, args.latency, args.concurrency, args.path)
