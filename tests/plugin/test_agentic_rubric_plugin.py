@@ -1,7 +1,8 @@
 """Agentic rubric traits through pytest with real parts: deep agents (``langchain_deep_agents``)
 over HTTP to the scripted OpenAI-compatible server, real workspaces under the checkpoint's
 directory. The answering agent writes answer.txt; the judge reads it back, and the extraction
-of its report decides the trait. Both rubric modes, ``-n 2``, the terminal, JUnit, pytest-html,
+of its report decides the trait. Both rubric modes (template_and_rubric with either
+strategy), template_only leaving the traits alone, ``-n 2``, the terminal, JUnit, pytest-html,
 the export, strict replay of recorded runs (replicates keyed apart), a failing investigation,
 and the baseline's score comparison."""
 
@@ -157,15 +158,16 @@ def test_agentic_traits_decide_rubric_only_items(
     assert [p.name for p in pytester.path.iterdir() if "_run_" in p.name] == []
 
 
+@pytest.mark.parametrize("strategy", ["individual", "shared"])
 def test_template_and_rubric_reports_agentic_traits_beside_the_template_verdict(
-    pytester: pytest.Pytester, openai_server: OpenAIServer
+    pytester: pytest.Pytester, openai_server: OpenAIServer, strategy: str
 ) -> None:
     script(openai_server, q2="Milan")
     export = pytester.path / "results.json"
 
     result = pytester.runpytest(*args(
         pytester, openai_server, "--karenina-mode=template_and_rubric",
-        f"--karenina-results={export}", agentic_rubric_strategy="shared",
+        f"--karenina-results={export}", agentic_rubric_strategy=strategy,
     ))  # fmt: skip
 
     result.assert_outcomes(passed=2, failed=1)
@@ -174,6 +176,24 @@ def test_template_and_rubric_reports_agentic_traits_beside_the_template_verdict(
     assert found["q2"]["rubric"]["agentic_trait_scores"] == {SAVED: False}
     assert found["q1"]["rubric"]["agentic_trait_scores"] == {SAVED: True}
     assert found["q1"]["metadata"]["evaluation_mode"] == "template_and_rubric"
+
+
+def test_template_only_leaves_agentic_traits_uninvestigated(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server, q2="Milan")
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(*args(
+        pytester, openai_server, "--karenina-mode=template_only", f"--karenina-results={export}",
+    ))  # fmt: skip
+
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*capital: 'Milan' != 'Rome'*"])
+    found = records(export)
+    assert {qid: record["rubric"] for qid, record in found.items()} == dict.fromkeys(found)
+    assert found["q1"]["metadata"]["evaluation_mode"] == "template_only"
+    assert not [r for r in openai_server.chat_requests if "Investigation report:" in r.text]
 
 
 def test_a_failing_investigation_errors_only_its_trait(

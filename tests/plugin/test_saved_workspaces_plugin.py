@@ -1,8 +1,9 @@
 """Saved workspaces through pytest (``workspace_output_mode``), with real parts: deep agents
 over HTTP to the scripted OpenAI-compatible server write files in copies of a question
 workspace on disk; the saved trees are checked on disk, with and without ``-n 2``, and so are
-the header line, JUnit properties, the pytest-html link and the results export. A save that
-cannot be written errors its item only; a directory saves must not go to is a usage error."""
+the header line, JUnit properties, the pytest-html link and the results export, in the
+template and rubric modes. A save that cannot be written errors its item only; a directory
+saves must not go to is a usage error."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_karenina.rubrics.traits import AgenticRubricTrait, RegexTrait, Rubric
 from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint
 from tests.support.agents_extra import needs_agents_extra
 from tests.support.openai_server import OpenAIServer
@@ -22,13 +24,13 @@ from tests.support.openai_server import OpenAIServer
 pytestmark = needs_agents_extra
 
 
-def workspace(directory: Path) -> Path:
+def workspace(directory: Path, rubric: Rubric | None = None) -> Path:
     """Every question's workspace ``task``: an input and a log the exclude pattern drops."""
     task = directory / "task"
     task.mkdir()
     (task / "input.txt").write_text("countries\n")
     (task / "notes.log").write_text("noise\n")
-    return capitals_checkpoint(directory, workspace_path="task")
+    return capitals_checkpoint(directory, workspace_path="task", rubric=rubric)
 
 
 def preset(directory: Path, server: OpenAIServer, **saving: Any) -> Path:
@@ -65,7 +67,7 @@ def script(server: OpenAIServer) -> None:
 
 def run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str, **saving: Any) -> Any:
     script(server)
-    path = workspace(pytester.path)
+    path = workspace(pytester.path, saving.pop("rubric", None))
     config = preset(pytester.path, server, **saving)
     return pytester.runpytest("--karenina", str(path), f"--karenina-config={config}",
                               "-p", "no:cacheprovider", *extra)  # fmt: skip
@@ -142,6 +144,41 @@ def test_produced_saves_what_each_replicate_wrote(
         capital = COUNTRIES[name.split("__")[0]][1]
         assert files(saved / name) == {"out/answer.txt": capital}
         assert json.loads((saved / f"{name}.json").read_text())["deleted"] == []
+
+
+WROTE = AgenticRubricTrait(name="wrote_answer", description="out/answer.txt holds a capital",
+                           context_mode="workspace_only")  # fmt: skip
+SAYS = RegexTrait(name="says_saved", pattern=r"Saved in out/")
+
+
+@pytest.mark.parametrize("mode", ["rubric_only", "template_and_rubric"])
+def test_the_rubric_modes_save_each_final_workspace_too(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, mode: str
+) -> None:
+    """rubric_only has no agentic parsing: the agentic trait's judge gives the answer its
+    workspace (Karenina has one only with agentic parsing, refused in rubric_only)."""
+    openai_server.add_rule(json.dumps({"result": True}), model="judge",
+                           contains="Investigation report:",
+                           when=lambda body: WROTE.name in json.dumps(body))  # fmt: skip
+    export = pytester.path / "results.json"
+    parsing = {"agentic_parsing": False} if mode == "rubric_only" else {}
+
+    result = run(pytester, openai_server, f"--karenina-mode={mode}",
+                 f"--karenina-results={export}", workspace_output_mode="produced",
+                 rubric=Rubric(agentic_traits=[WROTE], regex_traits=[SAYS]),
+                 **parsing)  # fmt: skip
+
+    result.assert_outcomes(passed=3)
+    saved = pytester.path / "saved"
+    for qid, (_, capital) in COUNTRIES.items():
+        assert files(saved / f"{qid}__answerer") == {"out/answer.txt": capital}
+    exported = {r["metadata"]["question_id"]: r for r in json.loads(export.read_text())["results"]}
+    for qid, record in exported.items():
+        assert record["metadata"]["evaluation_mode"] == mode
+        assert record["rubric"]["agentic_trait_scores"] == {WROTE.name: True}
+        assert record["rubric"]["regex_trait_scores"] == {SAYS.name: True}
+        assert record["saved_workspace"] == str(saved / f"{qid}__answerer")
+    assert [p.name for p in pytester.path.iterdir() if "_run_" in p.name] == []
 
 
 def test_a_save_that_cannot_be_written_errors_its_item_only(
