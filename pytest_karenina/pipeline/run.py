@@ -52,7 +52,8 @@ def scenarios_not_run(benchmark: Benchmark) -> str | None:
         return None
     return (
         f"{count} multi-turn scenario(s) of benchmark {benchmark.name!r} are not run "
-        f"(so far only pytest_karenina.scenarios.run_scenarios runs them): the results and "
+        f"(run_verification does not run them; pytest --karenina and "
+        f"pytest_karenina.scenarios.run_scenarios do): the results and "
         f"the pass rate cover its {len(benchmark.questions)} standalone question(s) only"
     )
 

@@ -6,11 +6,13 @@ pytest makes the item's reports."""
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import cast
 
 import pytest
 
+from pytest_karenina.plugin.collect.base import karenina_items
 from pytest_karenina.plugin.collect.fingerprint import Fingerprints
-from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.collect.items import QuestionItem
 from pytest_karenina.plugin.collect.judge_check import JudgeCheckItem
 from pytest_karenina.plugin.collect.selection import selected_everything
 from pytest_karenina.plugin.options.settings import Settings
@@ -27,7 +29,7 @@ from pytest_karenina.plugin.report.saved_workspaces import (
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.run.live_status import LiveStatus
 from pytest_karenina.plugin.run.pipeline_logs import shield_capture_handlers
-from pytest_karenina.plugin.run.prefetch import Prefetcher
+from pytest_karenina.plugin.run.prefetch import AnyItem, Prefetcher
 from pytest_karenina.plugin.run.replay_usage import ReplayUsageReport, store_usage
 from pytest_karenina.plugin.run.signals import remove_workspaces_in_use
 from pytest_karenina.plugin.run.xdist_partition import worker_journal, worker_share
@@ -93,9 +95,9 @@ class RunnerPlugin:
         prefetcher = self.config.stash[PREFETCHER_KEY] = Prefetcher(
             self.config, self.settings, self.config.stash[CONFIG_KEY], journal=journal
         )
-        share = worker_share(self.config, question_items(session.items))
+        share = worker_share(self.config, karenina_items(session.items))
         self.config.stash[HEAP_KEY].settle(len(share))
-        prefetcher.start(share)
+        prefetcher.start(cast("list[AnyItem]", share))  # questions and scenarios
         if process_role(self.config) is ProcessRole.SOLE:
             self.live = LiveStatus(self.config, prefetcher.counts, self._tally)
         try:
@@ -170,7 +172,7 @@ class RunnerPlugin:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:  # no run loop to settle the heap in
-            self.config.stash[HEAP_KEY].settle(len(question_items(session.items)))
+            self.config.stash[HEAP_KEY].settle(len(karenina_items(session.items)))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         prefetcher = self.config.stash.get(PREFETCHER_KEY, None)

@@ -27,8 +27,9 @@ def test_scenarios_are_counted_in_a_logged_warning(caplog: pytest.LogCaptureFixt
     (record,) = [r for r in caplog.records if "scenario" in r.getMessage()]
     assert record.levelno == logging.WARNING
     assert record.getMessage() == (
-        "2 multi-turn scenario(s) of benchmark 'triage' are not run (so far only "
-        "pytest_karenina.scenarios.run_scenarios runs them): the results and the pass rate "
+        "2 multi-turn scenario(s) of benchmark 'triage' are not run (run_verification does "
+        "not run them; pytest --karenina and pytest_karenina.scenarios.run_scenarios do): "
+        "the results and the pass rate "
         "cover its 1 standalone question(s) only"
     )
 

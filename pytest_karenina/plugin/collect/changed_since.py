@@ -7,7 +7,8 @@ files that git does not ignore count), or when it is new. Every question counts 
 when what applies to all of them changed since ``REF``: the checkpoint's global rubrics, the
 ``--karenina-config`` preset, or a setting of the ini file that changes answers or verdicts
 (models, mode, checks), as a ``karenina_*`` key or in its ``addopts``. Dates and other
-bookkeeping are not compared.
+bookkeeping are not compared. A scenario (``scenario:<name>``) changed when anything of its
+checkpoint form differs, or is new when no scenario of that name was there.
 """
 
 from __future__ import annotations
@@ -144,6 +145,18 @@ def fingerprint(question: Question) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
 
 
+def _scenario_prints(raw: list[Any] | None) -> dict[str, str]:
+    """``scenario:<name>`` -> a hash of the scenario's checkpoint form (its nodes' questions
+    and templates, edges, code and criteria), for every named scenario."""
+    found = {}
+    for data in raw or []:
+        name = data.get("name") if isinstance(data, dict) else None
+        if isinstance(name, str) and name:
+            text = json.dumps(data, sort_keys=True, default=str)
+            found[f"scenario:{name}"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return found
+
+
 def _rubric_data(rubric: Rubric | None) -> Any:
     """A rubric as JSON-native data; a callable trait's pickled bytes (not UTF-8) as base64,
     so two versions compare byte for byte."""
@@ -191,6 +204,10 @@ def changes_since(
             everything = f"the global rubrics of {path.name} changed"
         prints = {q.id: fingerprint(q) for q in old.questions} if old is not None else {}
         workspaces = WorkspaceChanges(ref, path.parent, workspace_root or path.parent)
+        scenario_prints = _scenario_prints(old.scenarios if old is not None else None)
+        for key, known_print in _scenario_prints(benchmark.scenarios).items():
+            before = scenario_prints.get(key)
+            (new if before is None else changed if before != known_print else unchanged).add(key)
         for question in benchmark.questions:
             if not (question.finished or include_unfinished):
                 continue
@@ -219,7 +236,7 @@ class ChangedSincePlugin:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         unchanged = self.changes.unchanged
-        dropped = deselect(config, items, lambda item: item.question.id in unchanged)
+        dropped = deselect(config, items, lambda item: item.selection_id in unchanged)
         config.stash[UNCHANGED_ITEMS_KEY] = dropped
 
     def pytest_report_header(self) -> list[str]:

@@ -1,12 +1,12 @@
 """Collection: a checkpoint file yields one QuestionItem per question x answering model x
-replicate, in file order (xdist workers must collect identically). Judge replicates never
-make items: an item holds every judge replicate of its answers."""
+replicate, in file order, then one ScenarioItem per scenario x answering model x replicate
+(xdist workers must collect identically). Judge replicates never make items: an item holds
+every judge replicate of its answers."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +16,10 @@ import pytest
 from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoint
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
-from pytest_karenina.pipeline.run import replicate_numbers, scenarios_not_run
-from pytest_karenina.plugin.collect import ScenariosNotRunWarning
+from pytest_karenina.pipeline.run import replicate_numbers
+from pytest_karenina.plugin.collect.base import KareninaItem
 from pytest_karenina.plugin.collect.question_hash import questions_digest
+from pytest_karenina.plugin.collect.scenario_items import scenario_items
 from pytest_karenina.plugin.run.cost_cap import CostCapReached
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
@@ -47,6 +48,7 @@ from pytest_karenina.plugin.verdict.replicates import ReplicateVote, vote
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.gates import unknown_gate_traits
 from pytest_karenina.rubrics.traits import Rubric, has_traits
+from pytest_karenina.scenarios import ScenarioError, load_scenarios
 
 UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
 NO_VERDICT = "no verdict: the evaluation mode decided nothing for this item"
@@ -134,18 +136,17 @@ class CheckpointFile(pytest.File):
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:
             raise self.CollectError(str(exc)) from None
-        unrun = scenarios_not_run(benchmark)
-        if unrun is not None:
-            warnings.warn(
-                ScenariosNotRunWarning(f"karenina: {self.path.name}: {unrun}"), stacklevel=1
-            )
         names: set[str] = set()
         grouped = self.config.stash[SETTINGS_KEY].replicate_policy.groups_replicates
         combinations = model_replicates(self.config.stash[CONFIG_KEY], grouped)
         stash = self.config.stash
         labelled = stash.get(LABELLED_ITEMS_KEY, None)  # --karenina-judge-check: labels
         made = labelled(self, benchmark) if labelled is not None else None
+        raw = list(benchmark.scenarios or []) if made is None else []
+        limit = stash[CONFIG_KEY].template_time_limit
+        scenarios = load_scenarios(raw, checkpoint=self.path.name, limit=limit)
         count = len(made) if made is not None else len(benchmark.questions) * len(combinations)
+        count += sum(1 if isinstance(s, ScenarioError) else len(combinations) for s in scenarios)
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + count
         stash[QUESTIONS_DIGEST_KEY] = questions_digest(
             (question.id for question in benchmark.questions), stash.get(QUESTIONS_DIGEST_KEY, 0)
@@ -170,9 +171,10 @@ class CheckpointFile(pytest.File):
                     self, name=full, nodeid=f"{self.nodeid}::{full}",
                     question=question, model_replicate=combination, rubrics=rubrics,
                 )  # fmt: skip
+        yield from scenario_items(self, scenarios, raw, combinations, rubrics, slug)
 
 
-class QuestionItem(pytest.Item):
+class QuestionItem(KareninaItem):
     """One question x answering model x replicate; its pipeline runs in the prefetcher."""
 
     def __init__(
@@ -203,6 +205,10 @@ class QuestionItem(pytest.Item):
         self.given_answer: Mapping[str, Any] | None = None
         """The answer the pipeline judges instead of asking the answering model (a
         judge-check item's label); None: the answering model answers."""
+
+    @property
+    def selection_id(self) -> str:
+        return self.question.id
 
     @property
     def has_rubric(self) -> bool:

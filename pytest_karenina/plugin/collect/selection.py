@@ -1,5 +1,5 @@
-"""What a run selected of its benchmark: the question items collected and selected, and an
-order-free digest of the question ids.
+"""What a run selected of its benchmark: the checkpoint items (questions and scenarios)
+collected and selected, and an order-free digest of the question ids.
 
 Whole-run decisions need it on the reporting process: a baseline is only written from a run
 that selected everything, and merging refuses shards of different benchmarks. The process
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.collect.base import KareninaItem, karenina_items
 from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     QUESTIONS_DIGEST_KEY,
@@ -25,14 +25,14 @@ from pytest_karenina.plugin.stash import (
 
 
 def deselect(
-    config: pytest.Config, items: list[pytest.Item], drop: Callable[[QuestionItem], bool]
+    config: pytest.Config, items: list[pytest.Item], drop: Callable[[KareninaItem], bool]
 ) -> int:
-    """Deselect the question items ``drop`` picks (pytest's ``deselected`` count, in place
-    for ``pytest_collection_modifyitems``); returns how many."""
+    """Deselect the checkpoint items (questions and scenarios) ``drop`` picks (pytest's
+    ``deselected`` count, in place for ``pytest_collection_modifyitems``); returns how many."""
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        (dropped if isinstance(item, QuestionItem) and drop(item) else kept).append(item)
+        (dropped if isinstance(item, KareninaItem) and drop(item) else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
@@ -63,7 +63,7 @@ class SelectionPlugin:
             return
         stash[SELECTION_KEY] = {
             "collected": stash[COLLECTED_KEY],
-            "selected": len(question_items(session.items)),
+            "selected": len(karenina_items(session.items)),
             "digest": stash.get(QUESTIONS_DIGEST_KEY, 0),
             "unchanged": stash.get(UNCHANGED_ITEMS_KEY, 0),
         }

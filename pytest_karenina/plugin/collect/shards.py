@@ -1,8 +1,9 @@
 """``--karenina-shard I/N``: a stable 1/N of the questions, for a CI matrix of N jobs.
 
-A question belongs to shard ``1 + int(sha256(question id)) % N``: independent of file order,
-of the other questions and of the machine, so N jobs cover the benchmark exactly once, and
-every answering model and replicate of a question stays in the same shard. Items of other
+A question belongs to shard ``1 + int(sha256(question id)) % N``, a scenario to that of
+``scenario:<name>``: independent of file order, of the other questions and of the machine, so
+N jobs cover the benchmark exactly once, and every answering model and replicate of a question
+(or scenario) stays in the same shard. Items of other
 shards are deselected (pytest's ``deselected`` count); plain tests are kept. It composes with
 ``-n``: every xdist worker deselects the same items.
 """
@@ -30,7 +31,7 @@ class ShardPlugin:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        deselect(config, items, lambda item: shard_of(item.question.id, self.shards) != self.index)
+        deselect(config, items, lambda item: shard_of(item.selection_id, self.shards) != self.index)
 
     def pytest_report_header(self) -> list[str]:
         return [f"karenina: shard {self.index}/{self.shards} (questions by id hash)"]

@@ -1,6 +1,7 @@
 """The per-process prefetcher: runs item pipelines concurrently ahead of pytest's loop.
 
-When the run loop starts, every QuestionItem this process will run is queued in run order;
+When the run loop starts, every item this process will run (questions, and scenarios: each
+execution whole, its turns in order, in one job) is queued in run order;
 ``--karenina-concurrency`` daemon threads work through the queue, and each item's setup
 waits for its own results. Stopping (``-x``, ``--maxfail``, Ctrl-C, end of session) drops
 what has not started; calls in flight finish in the background (daemon threads never hold up
@@ -14,7 +15,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,10 +39,16 @@ from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.run.flight_journal import FlightJournal
 from pytest_karenina.plugin.run.live_status import PipelineCounts
 from pytest_karenina.plugin.run.pipeline_logs import PipelineLogs
+from pytest_karenina.plugin.run.scenario_job import (
+    ScenarioJobItem,
+    execute_scenario,
+    scenario_templates,
+)
 from pytest_karenina.plugin.verdict.explain import StageListError
 from pytest_karenina.plugin.verdict.outcome import NO_FACTS, FieldFacts, field_facts
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import Rubric
+from pytest_karenina.scenarios import ScenarioExecutionResult
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,8 @@ class ItemRun:
 
     results: list[VerificationResult]
     facts: FieldFacts
+    executions: list[ScenarioExecutionResult] = field(default_factory=list)
+    """A scenario item's executions (its results are their turns'); empty for questions."""
 
 
 class Replicates(Protocol):
@@ -101,6 +110,7 @@ class PrefetchItem(Protocol):
 
 
 Job = tuple[Future[ItemRun], Callable[[], ItemRun]]
+AnyItem = PrefetchItem | ScenarioJobItem
 
 
 class Prefetcher:
@@ -172,13 +182,16 @@ class Prefetcher:
         }
 
     # --- scheduling -------------------------------------------------------------------------
-    def start(self, items: Iterable[PrefetchItem]) -> None:
+    def start(self, items: Iterable[AnyItem]) -> None:
         """Queue the pipelines of ``items`` (in order) and start the worker threads."""
         templates: list[str] = []
         for item in items:
-            if item.runnable:
+            if getattr(item, "runnable", False):
                 self._submit(item)
-                templates.append(item.question.template_code)
+                if isinstance(item, ScenarioJobItem):
+                    templates.extend(scenario_templates(item))
+                else:
+                    templates.append(item.question.template_code)
         self.llm.prepare()
         install_semantic_match(self.vconfig.embedding_check_model, templates)
         if not self._threads:
@@ -188,11 +201,14 @@ class Prefetcher:
             thread.start()
             self._threads.append(thread)
 
-    def _submit(self, item: PrefetchItem) -> Future[ItemRun]:
+    def _submit(self, item: AnyItem) -> Future[ItemRun]:
         future: Future[ItemRun] = Future()
         self._futures[item.nodeid] = future
         try:
-            job = self._prepare(item)
+            if isinstance(item, ScenarioJobItem):
+                job = self._prepare_scenario(item)
+            else:
+                job = self._prepare(item)
         except StageListError as exc:
             future.set_exception(exc)
             return future
@@ -250,6 +266,24 @@ class Prefetcher:
 
         return run
 
+    def _prepare_scenario(self, item: ScenarioJobItem) -> Callable[[], ItemRun]:
+        """A scenario item's job: its executions, each whole, in the job's thread."""
+        journal = self.journal
+
+        def run() -> ItemRun:
+            self.logs.working_on(item.nodeid)
+            if journal is not None:
+                journal.started(item.nodeid)
+            try:
+                results, executions = execute_scenario(item, self.vconfig, self.llm, self.run_name)
+            finally:
+                if journal is not None:
+                    journal.ended(item.nodeid)
+                self.logs.working_on(None)
+            return ItemRun(results, NO_FACTS, executions)
+
+        return run
+
     def _groups(self, item: PrefetchItem) -> list[list[Task]]:
         """Per replicate the item runs, one task per parsing model and judge replicate, all
         sharing that replicate's answer (models of the stack)."""
@@ -292,7 +326,7 @@ class Prefetcher:
                     self.cost_cap.settle(results)
 
     # --- results ----------------------------------------------------------------------------
-    def result_of(self, item: PrefetchItem) -> ItemRun:
+    def result_of(self, item: AnyItem) -> ItemRun:
         """The item's results, waiting for them (an item not queued yet is queued now).
 
         The results are handed over, not kept: asked again (a rerun), the item runs again.

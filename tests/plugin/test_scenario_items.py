@@ -1,0 +1,195 @@
+"""Scenario items through pytest: one per scenario beside the question items, their turns run
+over the scripted OpenAI-compatible server, the answers choosing the branch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_karenina.checkpoint import Benchmark, save_checkpoint
+from pytest_karenina.plugin.collect.question_hash import question_hash
+from tests.e2e.scripting import is_parse_request
+from tests.helpers import DATA
+from tests.plugin.plugin_helpers import MULTI, endpoint_args
+from tests.plugin.test_changed_since import git
+from tests.scenarios.scenario_helpers import edge, node, on_verdict, scenario
+from tests.support.openai_server import OpenAIServer
+
+ASK = "Which drug for a tension headache?"
+DOSE = "What dose of it?"
+AGAIN = "Which drug for a migraine?"
+
+
+def last_turn_right(name: str) -> dict[str, object]:
+    return {
+        "name": name,
+        "description": "the last answer is right",
+        "check": {
+            "type": "TurnCheck",
+            "scope": {"type": "last_turn"},
+            "field": "verify_result",
+            "expected": True,
+            "verify_with": {"type": "BooleanMatch"},
+        },
+    }
+
+
+TRIAGE = scenario(
+    [
+        node("ask", ASK, stateUpdateSource="lambda a, p: {**a, 'asked': a.get('asked', 0) + 1}"),
+        node("dose", DOSE),
+    ],
+    [
+        edge("ask", "dose", condition=on_verdict(True)),
+        edge("ask", "ask", conditionSource="lambda s: s.accumulated['asked'] < 2"),
+        edge("ask", "dose"),
+    ],
+    name="triage",
+    criteria=[last_turn_right("ends_right")],
+)
+MIGRAINE = scenario([node("start", AGAIN)], [], name="migraine", criteria=[last_turn_right("ok")])
+BROKEN = {"@type": "karenina:Scenario", "name": "broken", "entryNode": "nowhere", "nodes": {}}
+
+
+def bench(pytester: pytest.Pytester) -> Path:
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE, MIGRAINE, BROKEN]), path)
+    return path
+
+
+def script(server: OpenAIServer) -> None:
+    """triage: wrong, then right (ask -> ask -> dose); migraine: wrong once, and it ends."""
+    server.add_rule("Ibuprofen, I think.", last_contains=ASK, structured=False, times=1)
+    server.add_rule("Aspirin.", last_contains=ASK, structured=False)
+    server.add_rule("Aspirin 500 mg.", last_contains=DOSE, structured=False)
+    server.add_rule("Sumatriptan.", last_contains=AGAIN, structured=False)
+    for answer, drug in [
+        ("Ibuprofen, I think.", "ibuprofen"),
+        ("Aspirin 500 mg.", "aspirin"),
+        ("Aspirin.", "aspirin"),
+        ("Sumatriptan.", "sumatriptan"),
+    ]:
+        server.add_rule({"drug": drug}, contains=answer, structured=True, when=is_parse_request)
+
+
+def test_each_scenario_is_an_item_with_its_verdict(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+
+    args = endpoint_args(openai_server, *dist, "-rA")
+    result = pytester.runpytest("--karenina", str(path), *args)
+
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    text = result.stdout.str()
+    assert "PASSED bench.jsonld::scenario:triage" in text
+    assert "FAILED bench.jsonld::scenario:migraine" in text
+    assert "ERROR bench.jsonld::scenario:broken" in text
+    result.stdout.fnmatch_lines([
+        "*criterion 'ok' did not hold (the last answer is right): broken at turn 0, node 'start'",
+        "*path: start",
+    ])  # fmt: skip
+    result.stdout.fnmatch_lines(["bench.jsonld: scenario 'broken': nodes: expected a non-empty*"])
+    asked = [r for r in openai_server.chat_requests if not r.structured]
+    assert sum(ASK in str(r.messages[-1]["content"]) for r in asked) == 2
+
+
+def test_a_passing_path_is_reported_and_k_selects_scenarios(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "-k", "triage", "--co", "-q"
+    )
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["bench.jsonld::scenario:triage", "*1/3 tests collected*"])
+
+
+def with_questions(pytester: pytest.Pytester) -> Path:
+    data = json.loads((DATA / MULTI).read_text(encoding="utf-8"))
+    data["hasPart"] = [TRIAGE]
+    path = pytester.path / "mixed.jsonld"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line]
+
+
+def test_scenarios_collect_beside_the_questions_without_a_warning(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = with_questions(pytester)
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--co", "-q", "-W", "error"
+    )
+
+    assert result.ret == pytest.ExitCode.OK
+    items = collected(result)
+    assert len(items) == 6
+    assert items[-1] == "mixed.jsonld::scenario:triage"
+    assert "multi-turn" not in result.stdout.str()
+
+
+def test_shards_split_scenarios_with_the_questions(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = with_questions(pytester)
+    shards = []
+    for index in (1, 2, 3):
+        result = pytester.runpytest(
+            "--karenina", str(path), *endpoint_args(openai_server), "--co", "-q",
+            "--karenina-shard", f"{index}/3",
+        )  # fmt: skip
+        shards.append(collected(result))
+
+    everything = [nodeid for shard in shards for nodeid in shard]
+    assert sorted(everything) == sorted(set(everything)) and len(everything) == 6
+    owner = 1 + question_hash("scenario:triage") % 3
+    assert "mixed.jsonld::scenario:triage" in shards[owner - 1]
+
+
+def test_last_failed_reruns_the_failed_scenario(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+    args = ["--karenina", str(path), "--karenina-endpoint", openai_server.base_url,
+            "--karenina-answering-model", "test-model"]  # fmt: skip
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=1, errors=1)
+
+    result = pytester.runpytest(*args, "--lf", "-rA")
+
+    result.assert_outcomes(failed=1, errors=1, deselected=1)
+    assert "scenario:triage" not in result.stdout.str()
+
+
+def test_changed_since_runs_the_changed_and_new_scenarios_only(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = bench(pytester)
+    git(pytester.path, "init", "-q")
+    git(pytester.path, "add", ".")
+    git(pytester.path, "commit", "-q", "-m", "benchmark")
+    changed = json.loads(json.dumps(MIGRAINE))
+    changed["nodes"]["start"]["question"]["text"] = "Which drug for a cluster headache?"
+    added = {**TRIAGE, "name": "triage-2"}
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE, changed, BROKEN, added]), path)
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--co", "-q",
+        "--karenina-changed-since", "HEAD",
+    )  # fmt: skip
+
+    assert collected(result) == [
+        "bench.jsonld::scenario:migraine",
+        "bench.jsonld::scenario:triage-2",
+    ]
