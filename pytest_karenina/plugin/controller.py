@@ -76,6 +76,9 @@ class ControllerPlugin:
             pass_at=policy.k if policy.kind == "pass@" else None, compare_to=settings.compare_to
         )
         self.export: ExportSink | None = None
+        self.scenario_records: list[dict[str, Any]] = []
+        """The export's ``scenario_results`` and ``errors``, from the scenario items."""
+        self.scenario_errors: list[tuple[str, str]] = []
         self.session: pytest.Session | None = None
         self._logged: dict[str, list[pytest.TestReport]] = {}  # with payloads, until teardown
         self.guard = CommandGuard(config) if settings.ci.github else None
@@ -142,6 +145,7 @@ class ControllerPlugin:
                 self.summary.reasons[payload.nodeid] = reason
             if self.summary.add(payload) and self.export is not None:
                 self.export.add(payload.results)
+                self._scenario_parts(payload)
                 check = reported_check(report) if self.judge_health is not None else None
                 self.export.add_item(item_record(payload, report.outcome, reason, check))
             sent["results"] = []  # the export has them
@@ -154,6 +158,11 @@ class ControllerPlugin:
         if report.when == "teardown":
             for logged in self._logged.pop(report.nodeid, ()):
                 logged.karenina = logged_residue(logged.karenina)  # type: ignore[attr-defined]
+
+    def _scenario_parts(self, payload: ItemPayload) -> None:
+        scenario = payload.scenario or {}
+        self.scenario_records += scenario.get("records") or []
+        self.scenario_errors += [(str(d), str(e)) for d, e in scenario.get("errors") or []]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -175,7 +184,11 @@ class ControllerPlugin:
                 self.settings, selection, summary.skipped, summary.other_failures,
                 summary.cost.capped, self.judge_health,
             )  # fmt: skip
-            self.export.close(complete=finished and not stopped, run=run)
+            self.export.close(
+                complete=finished and not stopped, run=run,
+                scenario_results=self.scenario_records or None,
+                errors=self.scenario_errors or None,
+            )  # fmt: skip
         partial = partial_reason(self.summary, exitstatus, stopped, selection)
         status = exit_status(session.exitstatus, self.summary, partial, self.gates)
         if self.narrowed and status == pytest.ExitCode.NO_TESTS_COLLECTED:

@@ -272,6 +272,11 @@ class ItemPayload:
     answers: list[str] = field(default_factory=list)
     """A hash of the answer of each replicate the item ran (:func:`answer_hashes`), for
     baselines to tell a new verdict of the same answer from a new answer."""
+    scenario: dict[str, Any] | None = None
+    """A scenario item's: ``name``, ``status``, ``path``, ``turns``, ``criterion``, ``turn``
+    (what broke it), ``conversation`` (each turn's node, question, answer and verdict),
+    ``records`` (``scenario_results`` entries) and ``errors`` (``[description, error]``) for
+    the export; None for questions."""
 
     @classmethod
     def of_verdicts(
@@ -326,9 +331,14 @@ class ItemPayload:
     def for_summary(self) -> ItemPayload:
         """What a run summary keeps of an item once it has taken in the item's rubric checks:
         the scalars (a large run keeps one per item to its end)."""
+        scenario = self.scenario
+        if scenario is not None:
+            kept = ("name", "status", "path", "turns", "criterion", "turn")
+            scenario = {key: scenario.get(key) for key in kept}
         return dataclasses.replace(
-            self, question=None, results=[], summaries=[], judges=[], flaky_sides=[]
-        )
+            self, question=None, results=[], summaries=[], judges=[], flaky_sides=[],
+            scenario=scenario,
+        )  # fmt: skip
 
     @classmethod
     def worker_crashed(cls, nodeid: str) -> ItemPayload:

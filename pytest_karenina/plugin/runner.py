@@ -14,13 +14,15 @@ from pytest_karenina.plugin.collect.base import karenina_items
 from pytest_karenina.plugin.collect.fingerprint import Fingerprints
 from pytest_karenina.plugin.collect.items import QuestionItem
 from pytest_karenina.plugin.collect.judge_check import JudgeCheckItem
+from pytest_karenina.plugin.collect.scenario_items import ScenarioItem
+from pytest_karenina.plugin.collect.scenario_payload import scenario_payload
 from pytest_karenina.plugin.collect.selection import selected_everything
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.payload import ItemPayload, mark_cost_capped
 from pytest_karenina.plugin.process import ProcessRole, process_role, runs_pipelines
 from pytest_karenina.plugin.report.html import add_extras
 from pytest_karenina.plugin.report.item_record import first_line
-from pytest_karenina.plugin.report.junit import user_properties
+from pytest_karenina.plugin.report.junit import scenario_properties, user_properties
 from pytest_karenina.plugin.report.saved_workspaces import (
     add_links,
     report_directory,
@@ -128,6 +130,8 @@ class RunnerPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if isinstance(item, ScenarioItem):
+            return self._scenario_report(item, call, report)
         if not isinstance(item, QuestionItem):
             return report
         if call.when == "setup":
@@ -152,6 +156,29 @@ class RunnerPlugin:
         if self.wants_html:
             add_extras(report, payload, trace)
             add_links(report, item.results, report_directory(self.config))
+        return report
+
+    def _scenario_report(
+        self, item: ScenarioItem, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> pytest.TestReport:
+        if call.when == "setup" and item.results:
+            report.duration = sum(result.metadata.execution_time for result in item.results)
+        if call.when == "setup" and item.cost_capped and report.skipped:
+            mark_cost_capped(report)
+        payload = scenario_payload(item, self.settings.ci.prices)
+        if call.when == "setup" and payload.scenario is not None:
+            verdict = item.verdict.outcome if item.verdict is not None else "error"
+            found = scenario_properties(payload.scenario, verdict)
+            item.user_properties.extend(found)  # see _setup_ended
+            report.user_properties.extend(found)
+        if not (call.when == "call" or (call.when == "setup" and report.failed)):
+            return report
+        sent = payload.to_json()
+        if not report.passed:
+            sent["reason"] = first_line(report.longreprtext)
+        report.karenina = sent  # type: ignore[attr-defined]
+        if self.wants_html:
+            add_extras(report, payload, False)
         return report
 
     def _setup_ended(self, item: QuestionItem, report: pytest.TestReport) -> None:

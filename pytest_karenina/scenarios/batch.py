@@ -50,6 +50,19 @@ class ScenarioRun:
         return f"Scenario '{self.scenario.name}' with {names}{rep}"
 
 
+def stopped_error(execution: ScenarioExecutionResult) -> tuple[str, str] | None:
+    """The ``errors`` entry of an execution that stopped with status ``error`` (Karenina's
+    description), None for the others."""
+    failure = execution.terminal_failure
+    if execution.status != "error" or failure is None:
+        return None
+    text = (
+        f"Scenario '{execution.scenario_id}' stopped at node '{failure.node_id}' "
+        f"({failure.category} in stage '{failure.stage or 'unknown'}'): {failure.reason}"
+    )
+    return text, f"ScenarioExecutionFailure: {text}"
+
+
 def expand_runs(
     scenarios: list[ScenarioDefinition], config: VerificationConfig, models: StampedModels
 ) -> list[ScenarioRun]:
@@ -128,13 +141,9 @@ def run_scenarios(
             continue
         executions.append(outcome)
         results.results.extend(outcome.turn_results)
-        failure = outcome.terminal_failure
-        if outcome.status == "error" and failure is not None:
-            text = (
-                f"Scenario '{outcome.scenario_id}' stopped at node '{failure.node_id}' "
-                f"({failure.category} in stage '{failure.stage or 'unknown'}'): {failure.reason}"
-            )
-            errors.append((text, f"ScenarioExecutionFailure: {text}"))
+        stopped = stopped_error(outcome)
+        if stopped is not None:
+            errors.append(stopped)
     results.scenario_results = [e.to_record() for e in executions] or None
     results.errors = errors or None
     return results

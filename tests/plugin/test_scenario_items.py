@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
 from pytest_karenina.checkpoint import Benchmark, save_checkpoint
 from pytest_karenina.plugin.collect.question_hash import question_hash
+from pytest_karenina.results import VerificationResultSet
 from tests.e2e.scripting import is_parse_request
 from tests.helpers import DATA
-from tests.plugin.plugin_helpers import MULTI, endpoint_args
+from tests.plugin.plugin_helpers import MULTI, endpoint_args, rendered_dom, rendered_rows
 from tests.plugin.test_changed_since import git
 from tests.scenarios.scenario_helpers import edge, node, on_verdict, scenario
 from tests.support.openai_server import OpenAIServer
@@ -80,7 +82,8 @@ def test_each_scenario_is_an_item_with_its_verdict(
     script(openai_server)
     path = bench(pytester)
 
-    args = endpoint_args(openai_server, *dist, "-rA")
+    export = pytester.path / "results.json"
+    args = endpoint_args(openai_server, *dist, "-rA", "--karenina-results", str(export))
     result = pytester.runpytest("--karenina", str(path), *args)
 
     result.assert_outcomes(passed=1, failed=1, errors=1)
@@ -95,6 +98,25 @@ def test_each_scenario_is_an_item_with_its_verdict(
     result.stdout.fnmatch_lines(["bench.jsonld: scenario 'broken': nodes: expected a non-empty*"])
     asked = [r for r in openai_server.chat_requests if not r.structured]
     assert sum(ASK in str(r.messages[-1]["content"]) for r in asked) == 2
+    loaded = VerificationResultSet.from_export_json(export.read_text(encoding="utf-8"))
+    records = sorted(loaded.scenario_results or [], key=lambda r: r.scenario_id)
+    assert [(r.scenario_id, r.status, r.path) for r in records] == [
+        ("migraine", "completed", ["start"]),
+        ("triage", "completed", ["ask", "ask", "dose"]),
+    ]
+    turns = sorted(
+        (r.metadata.scenario_id, r.metadata.scenario_turn, tuple(r.metadata.scenario_path or []))
+        for r in loaded.results
+    )
+    assert turns == [
+        ("migraine", 0, ("start",)),
+        ("triage", 0, ("ask",)),
+        ("triage", 1, ("ask", "ask")),
+        ("triage", 2, ("ask", "ask", "dose")),
+    ]
+    ((description, error),) = loaded.errors or []
+    assert description.startswith("bench.jsonld: scenario 'broken': nodes:")
+    assert error.startswith("ScenarioError: bench.jsonld: scenario 'broken'")
 
 
 def test_a_passing_path_is_reported_and_k_selects_scenarios(
@@ -193,3 +215,62 @@ def test_changed_since_runs_the_changed_and_new_scenarios_only(
         "bench.jsonld::scenario:migraine",
         "bench.jsonld::scenario:triage-2",
     ]
+
+
+def test_the_summary_counts_scenarios_apart_and_junit_names_what_broke(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+    junit = pytester.path / "junit.xml"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--junitxml", str(junit)
+    )
+
+    result.stdout.fnmatch_lines([
+        "pass rate 33.3% (1/3 items: 0 question(s), 3 scenario(s)), 95% CI *",
+        "scenarios: 1/3 passed (error:scenario 1, pass 1, scenario_fail 1)",
+    ])  # fmt: skip
+    cases = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in ElementTree.parse(junit).getroot().iter("testcase")
+    }
+    assert cases["scenario:migraine"] == {
+        "karenina.scenario.id": "migraine",
+        "karenina.scenario.verdict": "fail",
+        "karenina.scenario.status": "completed",
+        "karenina.scenario.path": "start",
+        "karenina.scenario.turns": "1",
+        "karenina.scenario.failing_criterion": "ok",
+        "karenina.scenario.failing_turn": "0",
+    }
+    assert cases["scenario:triage"]["karenina.scenario.path"] == "ask -> ask -> dose"
+    assert cases["scenario:broken"]["karenina.scenario.verdict"] == "error"
+
+
+@pytest.mark.subprocess
+def test_the_html_shows_the_conversation_and_the_path_in_chromium(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+    report = pytester.path / "report.html"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--html", str(report)
+    )
+
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    dom = rendered_dom(pytester, report)
+    (failing,) = rendered_rows(dom, "bench.jsonld::scenario:migraine")
+    assert "<strong>Failing criterion </strong>ok" in failing
+    assert '<ol class="karenina-scenario-path"><li>start</li></ol>' in failing
+    assert (
+        '<tr class="karenina-broke"><td>0</td><td>start</td><td>Which drug for a migraine?</td>'
+        "<td>--- AI Message ---\nSumatriptan.</td><td>fail</td></tr>"
+    ) in failing
+    (passing,) = rendered_rows(dom, "bench.jsonld::scenario:triage")
+    path_items = "<li>ask</li><li>ask</li><li>dose</li>"
+    assert f'<ol class="karenina-scenario-path">{path_items}</ol>' in passing
+    assert "<td>1</td><td>ask</td><td>Which drug for a tension headache?</td>" in passing

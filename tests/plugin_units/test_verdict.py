@@ -75,6 +75,7 @@ def test_outcome_members_cover_exactly_the_failure_categories() -> None:
         "error:unknown",
         "error:replay",
         "error:template",
+        "error:scenario",
     }
     per_category = {o.value for o in Outcome if o.is_error} - own
     assert per_category == {f"error:{c}" for c in get_args(FailureCategory)}

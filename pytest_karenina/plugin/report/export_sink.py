@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +66,22 @@ class ExportSink:
         except OSError as exc:
             self._fail(exc)
 
-    def close(self, *, complete: bool, run: Mapping[str, Any] | None = None) -> None:
+    def close(
+        self,
+        *,
+        complete: bool,
+        run: Mapping[str, Any] | None = None,
+        scenario_results: Sequence[Mapping[str, Any]] | None = None,
+        errors: list[tuple[str, str]] | None = None,
+    ) -> None:
+        """Close the export; ``scenario_results`` and ``errors`` (the scenario items') follow
+        its results."""
         try:
             if self._writer is not None:
-                self._writer.close(complete=complete and self.problem is None, run=run)
+                self._writer.close(
+                    complete=complete and self.problem is None, run=run,
+                    scenario_results=scenario_results, errors=errors,
+                )  # fmt: skip
         except OSError as exc:
             self._fail(exc)
         finally:

@@ -34,6 +34,7 @@ from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.html_page import page_html
 from pytest_karenina.plugin.report.judge_agreement import item_line, item_votes
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
+from pytest_karenina.plugin.report.scenario_html import scenario_extras
 from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
@@ -228,6 +229,8 @@ def render_extras(payload: ItemPayload | Mapping[str, Any], include_trace: bool)
     ``payload`` may also be its JSON form."""
     if not isinstance(payload, ItemPayload):
         payload = ItemPayload.from_json(payload)
+    if payload.scenario is not None:
+        return scenario_extras(payload.scenario, payload.category, payload.answering_model)
     replicate = payload.replicate
     head = (
         f'<p class="karenina-question"><strong>Question </strong>'

@@ -36,9 +36,12 @@ def item_record(
     """The record of one item; ``outcome``: pytest's (passed, failed, skipped); ``reason``:
     the first line of why it failed or errored; ``check``: a judge check's label check."""
     slim = dataclasses.replace(
-        payload, question=None, results=[], summaries=[_slim(s) for s in payload.summaries]
-    )
+        payload, question=None, results=[], summaries=[_slim(s) for s in payload.summaries],
+        scenario=payload.for_summary().scenario,  # its records are the export's own section
+    )  # fmt: skip
     record = slim.to_json()
+    if record.get("scenario") is None:
+        record.pop("scenario", None)  # question items: records as before issue 29
     record["outcome"] = outcome
     if reason:
         record["reason"] = reason[:REASON_LIMIT]

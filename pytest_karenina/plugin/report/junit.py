@@ -153,3 +153,21 @@ def write_suite_properties(path: str, found: Sequence[tuple[str, str]]) -> None:
         for name, value in found:
             ET.SubElement(properties, "property", name=name, value=value)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def scenario_properties(scenario: dict[str, object], verdict: str) -> list[tuple[str, object]]:
+    """``karenina.scenario.*`` of a scenario item: id, verdict, status, path (``a -> b``),
+    turns, and what broke it (the failing criterion and turn, when there is one)."""
+    path = scenario.get("path")
+    found: list[tuple[str, object]] = [
+        ("karenina.scenario.id", scenario.get("name")),
+        ("karenina.scenario.verdict", verdict),
+        ("karenina.scenario.status", scenario.get("status")),
+        ("karenina.scenario.path", " -> ".join(map(str, path)) if isinstance(path, list) else ""),
+        ("karenina.scenario.turns", scenario.get("turns")),
+    ]
+    if scenario.get("criterion") is not None:
+        found.append(("karenina.scenario.failing_criterion", scenario["criterion"]))
+    if scenario.get("turn") is not None and verdict != "pass":
+        found.append(("karenina.scenario.failing_turn", scenario["turn"]))
+    return found

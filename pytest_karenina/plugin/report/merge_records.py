@@ -155,6 +155,7 @@ class ItemRecord(BaseModel):
     judges: list[JudgeRecord] = Field(default_factory=list)  # from issue 26 on
     flaky_sides: list[str] = Field(default_factory=list)  # from issue 26 on
     label_check: LabelCheckRecord | None = None  # a judge check's items, from issue 26 on
+    scenario: dict[str, Any] | None = None  # scenario items, from issue 29 on
     outcome: Literal["passed", "failed", "skipped"]
     reason: str | None = None
 

@@ -140,6 +140,27 @@ class RunSummary:
             ]
         return found + self.cost.properties() + self.judge.suite_properties()
 
+    def _scenarios(self) -> list[ItemPayload]:
+        return [p for p in self.payloads.values() if p.scenario is not None]
+
+    def _covered(self) -> str:
+        """What the pass rate covers: ``items``, or with scenarios how many of each kind."""
+        scenarios = len(self._scenarios())
+        if not scenarios:
+            return "items"
+        questions = len(self.payloads) - scenarios
+        return f"items: {questions} question(s), {scenarios} scenario(s)"
+
+    def _scenario_lines(self) -> list[Line]:
+        """Scenarios counted apart from questions: passed of run, and their outcomes."""
+        scenarios = self._scenarios()
+        if not scenarios:
+            return []
+        passed = sum(1 for p in scenarios if p.category is Outcome.PASS)
+        counts = Counter(str(p.category) for p in scenarios)
+        outcomes = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+        return [Line(f"scenarios: {passed}/{len(scenarios)} passed ({outcomes})")]
+
     def lines(self) -> list[Line]:
         """The terminal summary's karenina section (none when nothing was reported): pass
         rates, outcomes, tokens, cost, deep judgment, agents, flaky items (and which side
@@ -153,8 +174,8 @@ class RunSummary:
             found.append(Line("pass rate n/a (0/0 items)"))
         else:
             found.append(Line(
-                f"pass rate {overall.rate:.1%} ({overall.passed}/{overall.total} items), "
-                f"95% CI {overall.low:.1%}-{overall.high:.1%}"
+                f"pass rate {overall.rate:.1%} ({overall.passed}/{overall.total} "
+                f"{self._covered()}), 95% CI {overall.low:.1%}-{overall.high:.1%}"
             ))  # fmt: skip
         for model, rate in pass_rates_by_model(self.payloads.values()).items():
             text = (
@@ -162,6 +183,7 @@ class RunSummary:
                 f"95% CI {rate.low:.1%}-{rate.high:.1%}"
             )
             found.append(Line(terminal_safe(text)))
+        found += self._scenario_lines()
         comparison = compare_models(self.payloads.values(), self.compare_to)
         found += [Line(terminal_safe(line)) for line in (comparison.lines() if comparison else ())]
         counts = self.categories()

@@ -63,6 +63,10 @@ class Outcome(StrEnum):
     """Strict replay had no recording for a call (``failure.details["replay_miss"]``)."""
     TEMPLATE_ERROR = "error:template"
     """The template's code raised while judging the answer (:func:`template_error_of`)."""
+    SCENARIO_FAIL = "scenario_fail"
+    """A scenario item whose verdict is a failure (:mod:`.scenario`)."""
+    SCENARIO_ERROR = "error:scenario"
+    """A scenario that did not load, or whose execution stopped with status ``error``."""
 
     @property
     def is_error(self) -> bool:
