@@ -274,3 +274,39 @@ def test_the_html_shows_the_conversation_and_the_path_in_chromium(
     path_items = "<li>ask</li><li>ask</li><li>dose</li>"
     assert f'<ol class="karenina-scenario-path">{path_items}</ol>' in passing
     assert "<td>1</td><td>ask</td><td>Which drug for a tension headache?</td>" in passing
+
+
+def scenario_paths(export: Path) -> list[tuple[int | None, str, list[str]]]:
+    loaded = VerificationResultSet.from_export_json(export.read_text(encoding="utf-8"))
+    found = [(r.replicate, r.scenario_id, r.path) for r in loaded.scenario_results or []]
+    return sorted(found, key=lambda entry: (entry[0] or 0, entry[1]))
+
+
+def test_strict_replay_reproduces_each_replicates_path_without_a_request(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, dist: list[str]
+) -> None:
+    """The first answer to the triage question is wrong once: one replicate takes
+    ask -> ask -> dose, the other ask -> dose; strict replay gives each its own again."""
+    script(openai_server)
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE]), path)
+    store = pytester.path / "store.jsonl"
+    args = ["--karenina", str(path), *endpoint_args(openai_server, *dist),
+            f"--karenina-replay-store={store}", "--karenina-replicates=2"]  # fmt: skip
+    recorded = pytester.path / "recorded.json"
+    pytester.runpytest(
+        *args, "--karenina-replay", "record", f"--karenina-results={recorded}"
+    ).assert_outcomes(passed=2)
+    openai_server.reset()  # no rules: a live call would get no scripted answer
+    replayed = pytester.path / "replayed.json"
+
+    result = pytester.runpytest(
+        *args, "--karenina-replay", "strict", f"--karenina-results={replayed}", "-v"
+    )
+
+    result.assert_outcomes(passed=2)
+    assert "bench.jsonld::scenario:triage[test-model-r2]" in result.stdout.str()
+    assert openai_server.chat_requests == []
+    paths = scenario_paths(recorded)
+    assert sorted(p for _, _, p in paths) == [["ask", "ask", "dose"], ["ask", "dose"]]
+    assert scenario_paths(replayed) == paths
