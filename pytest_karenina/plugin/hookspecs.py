@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pytest_karenina.llm.ports import RawModel
     from pytest_karenina.pipeline.stage import VerificationStage
     from pytest_karenina.plugin.collect.items import QuestionItem
+    from pytest_karenina.plugin.collect.scenario_items import ScenarioItem
     from pytest_karenina.results import VerificationResult
 
 
@@ -69,6 +70,9 @@ def pytest_karenina_search_tool(config: pytest.Config, name: str) -> Any:
 
 
 @pytest.hookspec
-def pytest_karenina_verification_result(item: QuestionItem, result: VerificationResult) -> None:
+def pytest_karenina_verification_result(
+    item: QuestionItem | ScenarioItem, result: VerificationResult
+) -> None:
     """Observe each finished VerificationResult of ``item`` (in the process that ran it),
-    before its outcome is decided. Do not mutate ``result``."""
+    before its outcome is decided: a question's results, or each turn of a scenario's
+    executions. Do not mutate ``result``."""

@@ -4,6 +4,7 @@ over the scripted OpenAI-compatible server, the answers choosing the branch."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -310,3 +311,27 @@ def test_strict_replay_reproduces_each_replicates_path_without_a_request(
     paths = scenario_paths(recorded)
     assert sorted(p for _, _, p in paths) == [["ask", "ask", "dose"], ["ask", "dose"]]
     assert scenario_paths(replayed) == paths
+
+
+def test_the_result_hook_sees_every_turn_of_a_scenario(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE]), path)
+    pytester.makeconftest(
+        """
+        def pytest_karenina_verification_result(item, result):
+            print("TURN", item.name, result.metadata.scenario_node, result.metadata.scenario_turn)
+        """
+    )
+
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+
+    result.assert_outcomes(passed=1)
+    turns = re.findall(r"TURN \S+ \S+ \d+", result.stdout.str())
+    assert turns == [
+        "TURN scenario:triage ask 0",
+        "TURN scenario:triage ask 1",
+        "TURN scenario:triage dose 2",
+    ]
