@@ -15,7 +15,13 @@ from pytest_karenina.plugin.collect.question_hash import question_hash
 from pytest_karenina.results import VerificationResultSet
 from tests.e2e.scripting import is_parse_request
 from tests.helpers import DATA
-from tests.plugin.plugin_helpers import MULTI, endpoint_args, rendered_dom, rendered_rows
+from tests.plugin.plugin_helpers import (
+    MULTI,
+    endpoint_args,
+    rendered_dom,
+    rendered_rows,
+    scripted,
+)
 from tests.plugin.test_changed_since import git
 from tests.scenarios.scenario_helpers import edge, node, on_verdict, scenario
 from tests.support.openai_server import OpenAIServer
@@ -335,3 +341,36 @@ def test_the_result_hook_sees_every_turn_of_a_scenario(
         "TURN scenario:triage ask 1",
         "TURN scenario:triage dose 2",
     ]
+
+
+def test_a_condition_that_raises_errors_its_item_and_the_export_lists_it(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    raising = scenario(
+        [node("start", AGAIN), node("next", DOSE)],
+        [edge("start", "next", conditionSource="lambda s: 1 / 0")],
+        name="raising",
+    )
+    data = json.loads((DATA / MULTI).read_text(encoding="utf-8"))
+    data["hasPart"] = [raising]
+    path = pytester.path / "mixed.jsonld"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    scripted(openai_server)
+    export = pytester.path / "results.json"
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), f"--karenina-results={export}"
+    )
+
+    result.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of scenario raising*",
+        "stopped at node 'start' (scenario_code: *ZeroDivisionError*",
+        "path: start",
+    ])  # fmt: skip
+    result.stdout.fnmatch_lines(["pass rate 40.0% (2/5 items: 4 question(s), 1 scenario(s)),*"])
+    loaded = VerificationResultSet.from_export_json(export.read_text(encoding="utf-8"))
+    ((description, error),) = loaded.errors or []
+    assert description.startswith("Scenario 'raising' stopped at node 'start' (scenario_code")
+    assert error.startswith("ScenarioExecutionFailure: Scenario 'raising'")
