@@ -239,6 +239,8 @@ def test_the_summary_counts_scenarios_apart_and_junit_names_what_broke(
         "pass rate 33.3% (1/3 items: 0 question(s), 3 scenario(s)), 95% CI *",
         "scenarios: 1/3 passed (error:scenario 1, pass 1, scenario_fail 1)",
     ])  # fmt: skip
+    result.stdout.no_fnmatch_line("*  ?: *")  # every scenario item has its answering model
+    assert re.search(r"^tokens: [1-9]\d* in, [1-9]\d* out$", result.stdout.str(), re.M)
     cases = {
         case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
         for case in ElementTree.parse(junit).getroot().iter("testcase")

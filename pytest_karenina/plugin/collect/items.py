@@ -48,7 +48,7 @@ from pytest_karenina.plugin.verdict.replicates import ReplicateVote, vote
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.gates import unknown_gate_traits
 from pytest_karenina.rubrics.traits import Rubric, has_traits
-from pytest_karenina.scenarios import ScenarioError, load_scenarios
+from pytest_karenina.scenarios import load_scenarios
 
 UNFINISHED = "question is marked finished: false (--karenina-include-unfinished runs it)"
 NO_VERDICT = "no verdict: the evaluation mode decided nothing for this item"
@@ -146,7 +146,7 @@ class CheckpointFile(pytest.File):
         limit = stash[CONFIG_KEY].template_time_limit
         scenarios = load_scenarios(raw, checkpoint=self.path.name, limit=limit)
         count = len(made) if made is not None else len(benchmark.questions) * len(combinations)
-        count += sum(1 if isinstance(s, ScenarioError) else len(combinations) for s in scenarios)
+        count += len(scenarios) * len(combinations)
         stash[COLLECTED_KEY] = stash.get(COLLECTED_KEY, 0) + count
         stash[QUESTIONS_DIGEST_KEY] = questions_digest(
             (question.id for question in benchmark.questions), stash.get(QUESTIONS_DIGEST_KEY, 0)

@@ -1,7 +1,7 @@
 """Scenario items: one per scenario x answering model x replicate, beside the question items.
 
-A scenario that does not load still makes an item (one, without a model label), which errors
-with the load error naming the checkpoint, scenario and field: the file's other items run.
+A scenario that does not load still makes its items, which error with the load error naming
+the checkpoint, scenario and field: the file's other items run.
 Each execution runs whole in one prefetcher job (its turns in order); the item's verdict is
 :func:`~pytest_karenina.plugin.verdict.scenario.scenario_verdict` of each execution it ran
 (one per parsing model and replicate), the worst one deciding.
@@ -58,8 +58,7 @@ def scenario_items(
         while node in taken:
             node, number = f"{base}-{number}", number + 1
         taken.add(node)
-        made = combinations if isinstance(scenario, ScenarioDefinition) else [None]
-        for combination in made:
+        for combination in combinations:
             label = getattr(combination, "label", None)
             full = node if label is None else f"{node}[{label}]"
             yield ScenarioItem.from_parent(

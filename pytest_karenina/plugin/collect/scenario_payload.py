@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.payload import ItemPayload, tokens
 from pytest_karenina.plugin.verdict.outcome import Outcome
 from pytest_karenina.results.cost import PriceTable, results_cost
 from pytest_karenina.scenarios import ScenarioError
@@ -56,6 +56,8 @@ def scenario_payload(item: ScenarioItem, prices: PriceTable | None) -> ItemPaylo
         answering_model=(answering.id or "") if answering is not None else "",
         replicate=getattr(combination, "replicate", None),
         results=[result.model_dump(mode="json") for result in item.results],
+        input_tokens=sum(tokens(result)[0] for result in item.results),
+        output_tokens=sum(tokens(result)[1] for result in item.results),
         seconds=sum(result.metadata.execution_time or 0.0 for result in item.results),
         cost=[cost.answerer, cost.judge] if cost is not None else None,
         unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
