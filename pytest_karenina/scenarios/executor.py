@@ -20,7 +20,7 @@ Karenina) and is listed in ``criterion_errors``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -80,6 +80,14 @@ class _Run:
     path: list[str] = field(default_factory=list)
     results: list[VerificationResult] = field(default_factory=list)
     models: dict[str, tuple[ModelConfig, ModelConfig]] = field(default_factory=dict)
+    orchestrators: Mapping[bool, StageOrchestrator] | None = None
+
+
+def turn_config(config: VerificationConfig, rubric: bool) -> VerificationConfig:
+    """The config a turn runs with: template_and_rubric when the turn has rubric traits, else
+    template_only; deep judgment off. Its stage list is ``default_stages`` of it."""
+    mode = "template_and_rubric" if rubric else "template_only"
+    return config.model_copy(update={"evaluation_mode": mode, "deep_judgment_mode": "disabled"})
 
 
 def run_scenario(
@@ -93,10 +101,13 @@ def run_scenario(
     run_name: str | None = None,
     global_rubric: Rubric | None = None,
     dynamic_rubric: Rubric | None = None,
+    orchestrators: Mapping[bool, StageOrchestrator] | None = None,
 ) -> ScenarioExecutionResult:
     """Execute ``scenario`` with one answering and one parsing model (stamped, e.g. an
     :class:`LLMStack`'s). Never raises for the scenario's own problems: they end up in the
-    result (status ``error`` and its ``terminal_failure``)."""
+    result (status ``error`` and its ``terminal_failure``). ``orchestrators``: the stages of a
+    turn with rubric traits (True) and without (False); by default those of
+    :func:`turn_config`."""
     run = _Run(
         scenario,
         config,
@@ -108,6 +119,7 @@ def run_scenario(
         global_rubric,
         dynamic_rubric,
         ScenarioState(turn=0, current_node=scenario.entry_node),
+        orchestrators=orchestrators,
     )
     status: Status = "completed"
     failure: TerminalFailure | None = None
@@ -202,10 +214,7 @@ def _run_turn(
         None if own else run.global_rubric,
         run.dynamic_rubric,
     )
-    mode = "template_and_rubric" if task.has_rubric else "template_only"
-    config = run.config.model_copy(
-        update={"evaluation_mode": mode, "deep_judgment_mode": "disabled"}
-    )
+    config = turn_config(run.config, task.has_rubric)
     node_results = copy.deepcopy(run.state.node_results)
     parsed: dict[str, Any] = {}
 
@@ -213,7 +222,9 @@ def _run_turn(
         context.set_artifact(CONVERSATION_HISTORY, list(history))
         context.set_artifact(ArtifactKeys.SCENARIO_NODE_RESULTS, node_results)
 
-    orchestrator = StageOrchestrator.from_config(config, rubric=task.has_rubric)
+    orchestrator = run.orchestrators.get(task.has_rubric) if run.orchestrators else None
+    if orchestrator is None:
+        orchestrator = StageOrchestrator.from_config(config, rubric=task.has_rubric)
     result, _ = run_question(
         task, config, run.llm, orchestrator=orchestrator, run_name=run.run_name, prepare=prepare
     )

@@ -376,3 +376,57 @@ def test_a_condition_that_raises_errors_its_item_and_the_export_lists_it(
     ((description, error),) = loaded.errors or []
     assert description.startswith("Scenario 'raising' stopped at node 'start' (scenario_code")
     assert error.startswith("ScenarioExecutionFailure: Scenario 'raising'")
+
+
+STAGE_CONFTEST = """
+from pytest_karenina.pipeline import BaseVerificationStage
+
+SEEN = []
+
+
+class CountingStage(BaseVerificationStage):
+    name = "Counting"
+    requires = []
+    produces = []
+
+    def should_run(self, context):
+        return True
+
+    def execute(self, context):
+        SEEN.append(context.question_text)
+
+
+def pytest_karenina_modify_stages(item, stages):
+    stages.insert(0, CountingStage())
+
+
+def pytest_sessionfinish(session):
+    print("STAGED", len(SEEN), sorted(set(SEEN)))
+"""
+
+
+def test_the_stage_hook_applies_to_every_turn(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE]), path)
+    pytester.makeconftest(STAGE_CONFTEST)
+
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server), "-s")
+
+    result.assert_outcomes(passed=1)
+    assert f"STAGED 3 {sorted([DOSE, ASK])!r}" in result.stdout.str()
+
+
+def test_a_stage_list_the_hook_broke_errors_the_scenario_without_a_request(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    path = bench(pytester)
+    pytester.makeconftest("def pytest_karenina_modify_stages(item, stages):\n    del stages[-1]\n")
+
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server))
+
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(["*pytest_karenina_modify_stages left an invalid stage list*"])
+    assert openai_server.chat_requests == []

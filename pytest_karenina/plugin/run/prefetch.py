@@ -49,6 +49,7 @@ from pytest_karenina.plugin.verdict.outcome import NO_FACTS, FieldFacts, field_f
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import Rubric
 from pytest_karenina.scenarios import ScenarioExecutionResult
+from pytest_karenina.scenarios.executor import turn_config
 
 
 @dataclass(frozen=True)
@@ -216,9 +217,12 @@ class Prefetcher:
         self.counts.queue()
         return future
 
-    def _prepare(self, item: PrefetchItem) -> Callable[[], ItemRun]:
-        """Build the item's stage list in the main thread (hooks run here) and its job."""
-        stages = default_stages(self.vconfig, rubric=item.has_rubric)
+    @staticmethod
+    def _orchestrator(
+        item: AnyItem, vconfig: VerificationConfig, rubric: bool
+    ) -> StageOrchestrator:
+        """The item's stages, as the hook left them (called in the main thread)."""
+        stages = default_stages(vconfig, rubric=rubric)
         item.ihook.pytest_karenina_modify_stages(item=item, stages=stages)
         problems = StageRegistry.validate_dependencies(stages)
         if not stages or stages[-1].name != "FinalizeResult":
@@ -227,7 +231,11 @@ class Prefetcher:
             raise StageListError(
                 "pytest_karenina_modify_stages left an invalid stage list: " + "; ".join(problems)
             )
-        orchestrator = StageOrchestrator(stages)
+        return StageOrchestrator(stages)
+
+    def _prepare(self, item: PrefetchItem) -> Callable[[], ItemRun]:
+        """Build the item's stage list in the main thread (hooks run here) and its job."""
+        orchestrator = self._orchestrator(item, self.vconfig, item.has_rubric)
         groups = self._groups(item)
         code = item.question.template_code
         seconds = self.vconfig.template_time_limit
@@ -267,15 +275,22 @@ class Prefetcher:
         return run
 
     def _prepare_scenario(self, item: ScenarioJobItem) -> Callable[[], ItemRun]:
-        """A scenario item's job: its executions, each whole, in the job's thread."""
+        """A scenario item's job: its executions, each whole, in the job's thread; the stages
+        of its turns (with rubric traits and without) built here, as the hook leaves them."""
         journal = self.journal
+        orchestrators = {
+            rubric: self._orchestrator(item, turn_config(self.vconfig, rubric), rubric)
+            for rubric in (False, True)
+        }
 
         def run() -> ItemRun:
             self.logs.working_on(item.nodeid)
             if journal is not None:
                 journal.started(item.nodeid)
             try:
-                results, executions = execute_scenario(item, self.vconfig, self.llm, self.run_name)
+                results, executions = execute_scenario(
+                    item, self.vconfig, self.llm, self.run_name, orchestrators
+                )
             finally:
                 if journal is not None:
                     journal.ended(item.nodeid)

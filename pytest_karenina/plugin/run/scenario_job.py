@@ -12,8 +12,11 @@ from pytest_karenina.rubrics.traits import Rubric
 from pytest_karenina.scenarios import ScenarioDefinition, ScenarioExecutionResult, run_scenario
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pytest_karenina.config.verification import VerificationConfig
     from pytest_karenina.pipeline.llm_stack import LLMStack
+    from pytest_karenina.pipeline.orchestrator import StageOrchestrator
     from pytest_karenina.results import VerificationResult
 
 
@@ -26,6 +29,9 @@ class ScenarioJobItem(Protocol):
 
     @property
     def path(self) -> Path: ...
+
+    @property
+    def ihook(self) -> Any: ...
 
     @property
     def scenario(self) -> Any: ...
@@ -49,16 +55,29 @@ def scenario_templates(item: ScenarioJobItem) -> list[str]:
 
 
 def execute_scenario(
-    item: ScenarioJobItem, vconfig: VerificationConfig, llm: LLMStack, run_name: str
+    item: ScenarioJobItem,
+    vconfig: VerificationConfig,
+    llm: LLMStack,
+    run_name: str,
+    orchestrators: Mapping[bool, StageOrchestrator] | None = None,
 ) -> tuple[list[VerificationResult], list[ScenarioExecutionResult]]:
-    """Run the item's executions in order; every turn's result, and each execution."""
+    """Run the item's executions in order; every turn's result, and each execution.
+    ``orchestrators``: the turns' stages with rubric traits (True) and without."""
     scenario = item.scenario
     combination = item.model_replicate
     answering = llm.answering_models[combination.answering_index]
-    rubrics = {"global_rubric": item.global_rubric, "dynamic_rubric": item.dynamic_rubric}
     executions = [
         run_scenario(
-            scenario, vconfig, llm, answering, parsing, replicate=rep, run_name=run_name, **rubrics
+            scenario,
+            vconfig,
+            llm,
+            answering,
+            parsing,
+            replicate=rep,
+            run_name=run_name,
+            global_rubric=item.global_rubric,
+            dynamic_rubric=item.dynamic_rubric,
+            orchestrators=orchestrators,
         )
         for parsing in llm.parsing_models
         for rep in combination.runs
