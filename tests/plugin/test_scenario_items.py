@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_karenina.checkpoint import Benchmark, save_checkpoint
+from pytest_karenina.plugin.cli import main
 from pytest_karenina.plugin.collect.question_hash import question_hash
 from pytest_karenina.results import VerificationResultSet
 from tests.e2e.scripting import is_parse_request
@@ -430,3 +431,27 @@ def test_a_stage_list_the_hook_broke_errors_the_scenario_without_a_request(
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(["*pytest_karenina_modify_stages left an invalid stage list*"])
     assert openai_server.chat_requests == []
+
+
+def test_merged_shards_keep_every_scenario_record_and_error(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+    parts = [pytester.path / f"s{index}.json" for index in (1, 2)]
+    for index, part in enumerate(parts, start=1):
+        pytester.runpytest(
+            "--karenina", str(path), *endpoint_args(openai_server),
+            f"--karenina-shard={index}/2", f"--karenina-results={part}",
+        )  # fmt: skip
+    merged = pytester.path / "merged.json"
+    capsys.readouterr()
+
+    code = main(["merge", str(merged), *(str(part) for part in parts)])
+
+    assert code == 1, capsys.readouterr().err  # migraine failed, broken errored
+    loaded = VerificationResultSet.from_export_json(merged.read_text(encoding="utf-8"))
+    records = sorted((r.scenario_id, r.path) for r in loaded.scenario_results or [])
+    assert records == [("migraine", ["start"]), ("triage", ["ask", "ask", "dose"])]
+    assert [d.split(":")[0] for d, _ in loaded.errors or []] == ["bench.jsonld"]
+    assert len(loaded.results) == 4

@@ -232,7 +232,16 @@ def write_merged(merged: Merged, out: Path) -> None:
     )
     found = [shard.data.get("scenario_results") for shard in merged.inputs]
     scenarios = [s for listed in found if isinstance(listed, list) for s in listed]
+    listed_errors = [shard.data.get("errors") for shard in merged.inputs]
+    errors = [
+        (str(pair[0]), str(pair[1]))
+        for listed in listed_errors if isinstance(listed, list)
+        for pair in listed if isinstance(pair, list) and len(pair) == 2
+    ]  # fmt: skip
     result_lines = (dumps(result) for result in merged.results)
     item_lines = (dumps(item) for item in merged.items)
     with replacing(out) as stream:
-        write_export(stream, header, result_lines, scenarios or None, (merged.run, item_lines))
+        write_export(
+            stream, header, result_lines, scenarios or None, (merged.run, item_lines),
+            errors=errors or None,
+        )  # fmt: skip
