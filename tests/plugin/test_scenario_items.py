@@ -455,3 +455,32 @@ def test_merged_shards_keep_every_scenario_record_and_error(
     assert records == [("migraine", ["start"]), ("triage", ["ask", "ask", "dose"])]
     assert [d.split(":")[0] for d, _ in loaded.errors or []] == ["bench.jsonld"]
     assert len(loaded.results) == 4
+
+
+def test_the_baseline_gate_reports_a_scenario_that_regressed(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE, MIGRAINE]), path)
+    baseline = pytester.path / "baseline.json"
+    args = ["--karenina", str(path), *endpoint_args(openai_server),
+            f"--karenina-baseline={baseline}"]  # fmt: skip
+    pytester.runpytest(*args, "--karenina-baseline-update").assert_outcomes(passed=1, failed=1)
+    openai_server.reset()  # now every triage answer is wrong: ask -> ask -> dose, ends wrong
+    openai_server.add_rule("Ibuprofen, I think.", last_contains=ASK, structured=False)
+    openai_server.add_rule("Ibuprofen 400 mg.", last_contains=DOSE, structured=False)
+    openai_server.add_rule("Sumatriptan.", last_contains=AGAIN, structured=False)
+    for answer, drug in [("Ibuprofen", "ibuprofen"), ("Sumatriptan.", "sumatriptan")]:
+        openai_server.add_rule(
+            {"drug": drug}, contains=answer, structured=True, when=is_parse_request
+        )
+
+    result = pytester.runpytest(*args)
+
+    result.assert_outcomes(failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "karenina baseline baseline.json: 1 regressions, *(2 compared): gate FAILED",
+        "*regression: scenario:triage ?test-model?: pass -> fail",
+    ])  # fmt: skip
