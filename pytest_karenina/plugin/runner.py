@@ -142,11 +142,7 @@ class RunnerPlugin:
         trace = self.settings.html_trace == "all" or (
             self.settings.html_trace == "failed" and not report.passed
         )
-        if self.fingerprints is None:
-            vconfig = self.config.stash[CONFIG_KEY]
-            gating = self.settings.rubric_gating(vconfig.evaluation_mode)
-            self.fingerprints = Fingerprints(vconfig, self.config.stash[GATE_POLICY_KEY], gating)
-        payload = item_payload(item, trace, self.settings, self.fingerprints)
+        payload = item_payload(item, trace, self.settings, self._fingerprints())
         sent = payload.to_json()
         if not report.passed:  # here, before xdist adds its worker line to the text
             sent["reason"] = first_line(report.longreprtext)
@@ -158,6 +154,13 @@ class RunnerPlugin:
             add_links(report, item.results, report_directory(self.config))
         return report
 
+    def _fingerprints(self) -> Fingerprints:
+        if self.fingerprints is None:
+            vconfig = self.config.stash[CONFIG_KEY]
+            gating = self.settings.rubric_gating(vconfig.evaluation_mode)
+            self.fingerprints = Fingerprints(vconfig, self.config.stash[GATE_POLICY_KEY], gating)
+        return self.fingerprints
+
     def _scenario_report(
         self, item: ScenarioItem, call: pytest.CallInfo[None], report: pytest.TestReport
     ) -> pytest.TestReport:
@@ -165,7 +168,7 @@ class RunnerPlugin:
             report.duration = sum(result.metadata.execution_time for result in item.results)
         if call.when == "setup" and item.cost_capped and report.skipped:
             mark_cost_capped(report)
-        payload = scenario_payload(item, self.settings.ci.prices)
+        payload = scenario_payload(item, self.settings.ci.prices, self._fingerprints())
         if call.when == "setup" and payload.scenario is not None:
             verdict = item.verdict.outcome if item.verdict is not None else "error"
             found = scenario_properties(payload.scenario, verdict)

@@ -484,3 +484,26 @@ def test_the_baseline_gate_reports_a_scenario_that_regressed(
         "karenina baseline baseline.json: 1 regressions, *(2 compared): gate FAILED",
         "*regression: scenario:triage ?test-model?: pass -> fail",
     ])  # fmt: skip
+
+
+def test_a_changed_scenario_is_not_compared_with_its_baseline(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[TRIAGE, MIGRAINE]), path)
+    baseline = pytester.path / "baseline.json"
+    args = ["--karenina", str(path), *endpoint_args(openai_server),
+            f"--karenina-baseline={baseline}"]  # fmt: skip
+    pytester.runpytest(*args, "--karenina-baseline-update").assert_outcomes(passed=1, failed=1)
+    changed = json.loads(json.dumps(TRIAGE))
+    changed["edges"][1]["conditionSource"] = "lambda s: s.accumulated['asked'] < 3"
+    save_checkpoint(Benchmark(name="bench", scenarios=[changed, MIGRAINE]), path)
+
+    result = pytester.runpytest(*args)
+
+    result.stdout.fnmatch_lines([
+        "karenina baseline baseline.json: *1 not comparable*(1 compared): gate passed",
+        "  not comparable: scenario:triage ?test-model?: question changed",
+    ])  # fmt: skip
+    assert "without a fingerprint" not in result.stdout.str()

@@ -13,6 +13,9 @@ Each item carries five short hashes (:data:`PARTS`), the same for every replicat
   parsing, judge instructions, judge replicates...);
 * ``prompts``: the prompt set's version (:data:`~pytest_karenina.prompts.version.PROMPTS_VERSION`).
 
+A scenario item's parts are the same but ``question`` and ``template``
+(:meth:`Fingerprints.of_scenario`).
+
 Left out on purpose: the answering models (a model swap is what a baseline compares), how
 calls are made (endpoints, keys, timeouts, retries, rate limits, concurrency), replicate
 counts (the statistics take them into account) and bookkeeping. A setting that is not named
@@ -104,6 +107,34 @@ class Fingerprints:
             found = self._known[question.id] = {
                 "question": digest([question.text, question.raw_answer, few_shot]),
                 "template": digest(question.template_code),
+                "rubric": rubric,
+                "judge": self.judge,
+                "prompts": self.prompts,
+            }
+        return dict(found)
+
+    def of_scenario(self, name: str, raw: Any, rubrics: Sequence[Rubric | None]) -> dict[str, str]:
+        """The fingerprint of a scenario item: ``question`` hashes the scenario's checkpoint
+        form without its templates (nodes' questions and rubrics, edges, code, criteria) and
+        the turn limit, ``template`` every node's template code, ``rubric`` the global and
+        dynamic rubrics and the gate rules (when the mode grades rubrics)."""
+        key = f"scenario:{name}"
+        found = self._known.get(key)
+        if found is None:
+            form = json.loads(json.dumps(raw, default=str)) if isinstance(raw, dict) else raw
+            templates = {}
+            nodes = form.get("nodes") if isinstance(form, dict) else None
+            for node_id, node in nodes.items() if isinstance(nodes, dict) else ():
+                question = node.get("question") if isinstance(node, dict) else None
+                if isinstance(question, dict) and isinstance(question.get("hasPart"), dict):
+                    templates[node_id] = question.pop("hasPart")
+            rubric = "none"
+            if self.graded:
+                traits = [r.model_dump() if r is not None else None for r in rubrics]
+                rubric = digest({"traits": traits, "gates": self.rules})
+            found = self._known[key] = {
+                "question": digest([form, self.config.scenario_turn_limit]),
+                "template": digest(templates),
                 "rubric": rubric,
                 "judge": self.judge,
                 "prompts": self.prompts,

@@ -63,7 +63,7 @@ def scenario_items(
             full = node if label is None else f"{node}[{label}]"
             yield ScenarioItem.from_parent(
                 parent, name=full, nodeid=f"{parent.nodeid}::{full}", scenario=scenario,
-                scenario_name=name, model_replicate=combination, rubrics=rubrics,
+                scenario_name=name, model_replicate=combination, rubrics=rubrics, raw=data,
             )  # fmt: skip
 
 
@@ -77,10 +77,13 @@ class ScenarioItem(KareninaItem):
         scenario_name: str,
         model_replicate: Any,
         rubrics: tuple[Rubric | None, Rubric | None] = (None, None),
+        raw: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.raw = raw
+        """The scenario's checkpoint form (for its fingerprint)."""
         self.scenario_name = scenario_name
         self.model_replicate = model_replicate
         self.global_rubric, self.dynamic_rubric = rubrics

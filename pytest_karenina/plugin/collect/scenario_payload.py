@@ -13,13 +13,17 @@ from pytest_karenina.scenarios import ScenarioError
 from pytest_karenina.scenarios.batch import stopped_error
 
 if TYPE_CHECKING:
+    from pytest_karenina.plugin.collect.fingerprint import Fingerprints
     from pytest_karenina.plugin.collect.scenario_items import ScenarioItem
 
 CATEGORY = {"pass": Outcome.PASS, "fail": Outcome.SCENARIO_FAIL, "error": Outcome.SCENARIO_ERROR}
 
 
-def scenario_payload(item: ScenarioItem, prices: PriceTable | None) -> ItemPayload:
-    """The payload of ``item`` once its setup decided its verdict (or failed)."""
+def scenario_payload(
+    item: ScenarioItem, prices: PriceTable | None, fingerprints: Fingerprints | None = None
+) -> ItemPayload:
+    """The payload of ``item`` once its setup decided its verdict (or failed);
+    ``fingerprints``: the run's, for the item's fingerprint (baselines)."""
     verdict = item.verdict
     errors: list[list[str]] = []
     if isinstance(item.scenario, ScenarioError):
@@ -46,6 +50,7 @@ def scenario_payload(item: ScenarioItem, prices: PriceTable | None) -> ItemPaylo
         "records": [e.to_record().model_dump(mode="json") for e in item.executions],
         "errors": errors,
     }
+    rubrics = (item.global_rubric, item.dynamic_rubric)
     combination = item.model_replicate
     answering = getattr(combination, "answering", None)
     cost = results_cost(item.results, prices) if prices is not None else None
@@ -62,4 +67,9 @@ def scenario_payload(item: ScenarioItem, prices: PriceTable | None) -> ItemPaylo
         cost=[cost.answerer, cost.judge] if cost is not None else None,
         unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
         scenario=scenario,
+        fingerprint=(
+            fingerprints.of_scenario(item.scenario_name, item.raw, rubrics)
+            if fingerprints is not None
+            else None
+        ),
     )
