@@ -32,7 +32,8 @@ from pytest_karenina.llm.assumed import (
     AssumedTally,
 )
 from pytest_karenina.pipeline.retries import REPLAY_MISS
-from pytest_karenina.plugin.collect.items import QuestionItem, question_items
+from pytest_karenina.plugin.collect.base import KareninaItem, karenina_items
+from pytest_karenina.plugin.collect.items import QuestionItem
 from pytest_karenina.plugin.options.preflight import recorded, shown
 from pytest_karenina.plugin.options.settings import Settings, store_path
 from pytest_karenina.plugin.process import ProcessRole
@@ -91,7 +92,8 @@ def item_usage(
     results: Sequence[VerificationResult], prices: PriceTable | None, judge_only: bool
 ) -> Usage:
     """Tokens and cost of one item's calls, each replicate's answer once (the results of its
-    judges share it); ``judge_only``: without the answers."""
+    judges share it; each turn of a scenario is an answer of its own); ``judge_only``: without
+    the answers."""
     tokens_in = tokens_out = 0
     answered: set[object] = set()
     for result in results:
@@ -100,7 +102,8 @@ def item_usage(
             if stage == "total" or not isinstance(entry, Mapping):
                 continue
             if stage == ANSWER_STAGE:
-                replicate = (result.metadata.answering.model_name, result.metadata.replicate)
+                meta = result.metadata
+                replicate = (meta.answering.model_name, meta.replicate, meta.scenario_turn)
                 if judge_only or replicate in answered:
                     continue
                 answered.add(replicate)
@@ -177,7 +180,9 @@ class EstimatePlugin:
             return True
         tally = AssumedTally() if prefetcher.assumed is None else prefetcher.assumed
         found = _Tally()
-        for item in question_items(session.items):
+        # Questions and the scenarios that loaded (each turn as the replies route it).
+        items = karenina_items(session.items)
+        for item in (i for i in items if isinstance(i, QuestionItem) or i.runnable):
             self._count(found, item, self._results(prefetcher, item), tally)
         # Only the assumed calls of items that were counted (an item whose pipelines raised
         # has no results to take them from).
@@ -189,7 +194,7 @@ class EstimatePlugin:
         return True
 
     def _count(
-        self, found: _Tally, item: QuestionItem, results: list[VerificationResult] | str,
+        self, found: _Tally, item: KareninaItem, results: list[VerificationResult] | str,
         tally: AssumedTally,
     ) -> None:  # fmt: skip
         found.items += 1
@@ -211,7 +216,7 @@ class EstimatePlugin:
             found.recorded += 1
 
     @staticmethod
-    def _results(prefetcher: Any, item: QuestionItem) -> list[VerificationResult] | str:
+    def _results(prefetcher: Any, item: KareninaItem) -> list[VerificationResult] | str:
         """The item's results, or why there are none."""
         try:
             return list(prefetcher.result_of(item).results)

@@ -507,3 +507,26 @@ def test_a_changed_scenario_is_not_compared_with_its_baseline(
         "  not comparable: scenario:triage ?test-model?: question changed",
     ])  # fmt: skip
     assert "without a fingerprint" not in result.stdout.str()
+
+
+def test_the_estimate_counts_scenario_turns_as_recorded(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    script(openai_server)
+    scripted(openai_server)
+    path = with_questions(pytester)
+    store = pytester.path / "store.jsonl"
+    args = ["--karenina", str(path), *endpoint_args(openai_server),
+            f"--karenina-replay-store={store}"]  # fmt: skip
+    recorded = pytester.runpytest(*args, "--karenina-replay=record")
+    (tokens_line,) = [line for line in recorded.outlines if line.startswith("tokens: ")]
+    calls = len(store.read_text(encoding="utf-8").splitlines())
+
+    result = pytester.runpytest(*args, "--karenina-estimate")
+
+    in_tokens, out_tokens = re.findall(r"\d+", tokens_line)
+    result.stdout.fnmatch_lines([
+        "karenina estimate of a live run *: 6 items, *",
+        f"  measured (the usage the store recorded): {calls} calls, {in_tokens} tokens in, "
+        f"{out_tokens} out",
+    ])  # fmt: skip
