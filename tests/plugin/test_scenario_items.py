@@ -530,3 +530,33 @@ def test_the_estimate_counts_scenario_turns_as_recorded(
         f"  measured (the usage the store recorded): {calls} calls, {in_tokens} tokens in, "
         f"{out_tokens} out",
     ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("policy", "outcome"), [("at-least:1", {"passed": 1}), ("all", {"failed": 1})]
+)
+def test_a_replicate_policy_decides_over_the_scenarios_replicates(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, policy: str, outcome: dict[str, int]
+) -> None:
+    """The first answer is wrong, the other right: one replicate passes, one fails."""
+    openai_server.add_rule("Ibuprofen, I think.", last_contains=AGAIN, structured=False, times=1)
+    openai_server.add_rule("Aspirin.", last_contains=AGAIN, structured=False)
+    for answer, drug in [("Ibuprofen, I think.", "ibuprofen"), ("Aspirin.", "aspirin")]:
+        openai_server.add_rule(
+            {"drug": drug}, contains=answer, structured=True, when=is_parse_request
+        )
+    path = pytester.path / "bench.jsonld"
+    save_checkpoint(Benchmark(name="bench", scenarios=[MIGRAINE]), path)
+
+    result = pytester.runpytest(
+        "--karenina", str(path), *endpoint_args(openai_server), "--karenina-replicates=2",
+        f"--karenina-replicate-policy={policy}",
+    )  # fmt: skip
+
+    result.assert_outcomes(**outcome)
+    if policy == "all":
+        result.stdout.fnmatch_lines([
+            "criterion 'ok' did not hold *: broken at turn 0, node 'start'; "
+            "replicate policy all: 1/2 replicates passed",
+            "path: start",
+        ])  # fmt: skip

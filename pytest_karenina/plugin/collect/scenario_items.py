@@ -4,11 +4,14 @@ A scenario that does not load still makes its items, which error with the load e
 the checkpoint, scenario and field: the file's other items run.
 Each execution runs whole in one prefetcher job (its turns in order); the item's verdict is
 :func:`~pytest_karenina.plugin.verdict.scenario.scenario_verdict` of each execution it ran
-(one per parsing model and replicate), the worst one deciding.
+(one per parsing model and replicate), the worst one deciding; under a replicate policy
+(``--karenina-replicate-policy``), an error still errors the item, and otherwise the policy
+decides over the replicates (a replicate passes when every parsing model's execution did).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,8 +19,9 @@ import pytest
 
 from pytest_karenina.plugin.collect.base import KareninaItem
 from pytest_karenina.plugin.run.cost_cap import CostCapReached
-from pytest_karenina.plugin.stash import PREFETCHER_KEY
+from pytest_karenina.plugin.stash import PREFETCHER_KEY, SETTINGS_KEY
 from pytest_karenina.plugin.verdict.explain import PipelineError
+from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy
 from pytest_karenina.plugin.verdict.scenario import ScenarioVerdict, scenario_verdict
 from pytest_karenina.results import VerificationResult
 from pytest_karenina.rubrics.traits import Rubric
@@ -65,6 +69,21 @@ def scenario_items(
                 parent, name=full, nodeid=f"{parent.nodeid}::{full}", scenario=scenario,
                 scenario_name=name, model_replicate=combination, rubrics=rubrics, raw=data,
             )  # fmt: skip
+
+
+def by_policy(
+    verdicts: Sequence[ScenarioVerdict], replicates: int, policy: ReplicatePolicy
+) -> ScenarioVerdict:
+    """The item's verdict under ``policy``: ``verdicts`` are per parsing model, then per
+    replicate (the order the executions ran in), none of them an error."""
+    passed = [
+        all(v.outcome == "pass" for v in verdicts[index::replicates]) for index in range(replicates)
+    ]
+    line = f"replicate policy {policy}: {sum(passed)}/{replicates} replicates passed"
+    if policy.passes(passed):
+        return next(v for v in verdicts if v.outcome == "pass")
+    failed = next(v for v in verdicts if v.outcome == "fail")
+    return dataclasses.replace(failed, reason=f"{failed.reason}; {line}")
 
 
 class ScenarioItem(KareninaItem):
@@ -127,6 +146,10 @@ class ScenarioItem(KareninaItem):
         self.verdict = max(verdicts, key=lambda v: _RANK[v.outcome], default=None)
         if self.verdict is not None and self.verdict.outcome == "error":
             raise PipelineError(self.verdict.explanation())
+        runs = getattr(self.model_replicate, "replicates", ())
+        if runs and self.verdict is not None and self.verdict.outcome == "fail":
+            policy = self.config.stash[SETTINGS_KEY].replicate_policy
+            self.verdict = by_policy(verdicts, len(runs), policy)
 
     def teardown(self) -> None:
         self.results, self.executions, self.verdict = [], [], None
