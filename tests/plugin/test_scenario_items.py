@@ -560,3 +560,18 @@ def test_a_replicate_policy_decides_over_the_scenarios_replicates(
             "replicate policy all: 1/2 replicates passed",
             "path: start",
         ])  # fmt: skip
+
+
+def test_the_github_job_summary_counts_scenarios(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script(openai_server)
+    path = bench(pytester)
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+
+    pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server))
+
+    markdown = summary.read_text(encoding="utf-8")
+    assert "scenarios: 1/3 passed (error:scenario 1, pass 1, scenario\\_fail 1)" in markdown

@@ -180,6 +180,8 @@ def job_summary(
     lines = [f"### pytest-karenina: {markdown_text(title)}", "", f"**Result: {verdict}**", ""]
     if overall is not None:
         lines += [f"Pass rate {markdown_text(overall.describe())}", ""]
+    scenarios = summary.scenario_lines()  # the pass rate covers them: say how they did
+    lines += [*(markdown_text(line.text) for line in scenarios), ""] if scenarios else []
     cost = summary.cost.lines()
     lines += [*(markdown_text(line) for line in cost), ""] if cost else []
     lines += _gates(gates) + _models(summary) + _failures(summary, known) + _heaviest(summary)

@@ -151,7 +151,7 @@ class RunSummary:
         questions = len(self.payloads) - scenarios
         return f"items: {questions} question(s), {scenarios} scenario(s)"
 
-    def _scenario_lines(self) -> list[Line]:
+    def scenario_lines(self) -> list[Line]:
         """Scenarios counted apart from questions: passed of run, and their outcomes."""
         scenarios = self._scenarios()
         if not scenarios:
@@ -183,7 +183,7 @@ class RunSummary:
                 f"95% CI {rate.low:.1%}-{rate.high:.1%}"
             )
             found.append(Line(terminal_safe(text)))
-        found += self._scenario_lines()
+        found += self.scenario_lines()
         comparison = compare_models(self.payloads.values(), self.compare_to)
         found += [Line(terminal_safe(line)) for line in (comparison.lines() if comparison else ())]
         counts = self.categories()
