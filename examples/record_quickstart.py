@@ -193,6 +193,11 @@ def schema_name(body: Mapping[str, Any]) -> str | None:
 
 def script(server: Any) -> list[Any]:
     """One answer, abstention and (if judged) parse rule per case; returns the rules."""
+    return [rule for case in CASES for rule in script_case(server, case)]
+
+
+def script_case(server: Any, case: Scripted) -> list[Any]:
+    """The answer, abstention and (if judged) parse rule of one case (record_scenario.py too)."""
 
     def is_abstention(body: Mapping[str, Any]) -> bool:
         return schema_name(body) == "AbstentionVerdict"
@@ -200,28 +205,26 @@ def script(server: Any) -> list[Any]:
     def is_parse(body: Mapping[str, Any]) -> bool:
         return schema_name(body) not in (None, "AbstentionVerdict", "SufficiencyVerdict")
 
-    rules = []
-    for case in CASES:
+    rules = [
+        server.add_rule(
+            case.answer, last_contains=case.asks, structured=False, name=f"answer {case.slug}"
+        )
+    ]
+    verdict = {"reasoning": case.abstention_reasoning, "abstention_detected": case.abstains}
+    rules.append(
+        server.add_rule(
+            verdict, contains=case.answer, when=is_abstention, name=f"abstention {case.slug}"
+        )
+    )
+    if case.judged:
         rules.append(
             server.add_rule(
-                case.answer, last_contains=case.asks, structured=False, name=f"answer {case.slug}"
+                dict(case.parsed or {}),
+                contains=case.answer,
+                when=is_parse,
+                name=f"parse {case.slug}",
             )
         )
-        verdict = {"reasoning": case.abstention_reasoning, "abstention_detected": case.abstains}
-        rules.append(
-            server.add_rule(
-                verdict, contains=case.answer, when=is_abstention, name=f"abstention {case.slug}"
-            )
-        )
-        if case.judged:
-            rules.append(
-                server.add_rule(
-                    dict(case.parsed or {}),
-                    contains=case.answer,
-                    when=is_parse,
-                    name=f"parse {case.slug}",
-                )
-            )
     return rules
 
 

@@ -26,10 +26,8 @@ UNREACHABLE = "http://127.0.0.1:9/v1"
 """The discard port: any call that went over the network would fail."""
 
 
-def recording_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "record_quickstart", EXAMPLES / "record_quickstart.py"
-    )
+def recording_script(name: str = "record_quickstart") -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
