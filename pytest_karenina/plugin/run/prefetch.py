@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -37,6 +36,7 @@ from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
 from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.run.flight_journal import FlightJournal
+from pytest_karenina.plugin.run.job_item import JobItem
 from pytest_karenina.plugin.run.live_status import PipelineCounts
 from pytest_karenina.plugin.run.pipeline_logs import PipelineLogs
 from pytest_karenina.plugin.run.scenario_job import (
@@ -47,7 +47,6 @@ from pytest_karenina.plugin.run.scenario_job import (
 from pytest_karenina.plugin.verdict.explain import StageListError
 from pytest_karenina.plugin.verdict.outcome import NO_FACTS, FieldFacts, field_facts
 from pytest_karenina.results import VerificationResult
-from pytest_karenina.rubrics.traits import Rubric
 from pytest_karenina.scenarios import ScenarioExecutionResult
 from pytest_karenina.scenarios.executor import turn_config
 
@@ -73,18 +72,9 @@ class Replicates(Protocol):
     def runs(self) -> tuple[int | None, ...]: ...
 
 
-class PrefetchItem(Protocol):
+class PrefetchItem(JobItem, Protocol):
     """What the prefetcher reads off an item: a ``collect.items.QuestionItem``, named here by
     what it offers because ``run/`` stands below ``collect/``."""
-
-    @property
-    def nodeid(self) -> str: ...
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def ihook(self) -> Any: ...
 
     @property
     def runnable(self) -> bool: ...
@@ -94,12 +84,6 @@ class PrefetchItem(Protocol):
 
     @property
     def model_replicate(self) -> Replicates: ...
-
-    @property
-    def global_rubric(self) -> Rubric | None: ...
-
-    @property
-    def dynamic_rubric(self) -> Rubric | None: ...
 
     @property
     def has_rubric(self) -> bool: ...

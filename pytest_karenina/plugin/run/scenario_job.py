@@ -5,10 +5,9 @@ question calls are)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pytest_karenina.rubrics.traits import Rubric
+from pytest_karenina.plugin.run.job_item import JobItem
 from pytest_karenina.scenarios import ScenarioDefinition, ScenarioExecutionResult, run_scenario
 
 if TYPE_CHECKING:
@@ -21,29 +20,14 @@ if TYPE_CHECKING:
 
 
 @runtime_checkable
-class ScenarioJobItem(Protocol):
+class ScenarioJobItem(JobItem, Protocol):
     """What the prefetcher reads off a ``collect.scenario_items.ScenarioItem``."""
-
-    @property
-    def nodeid(self) -> str: ...
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def ihook(self) -> Any: ...
 
     @property
     def scenario(self) -> Any: ...
 
     @property
     def model_replicate(self) -> Any: ...
-
-    @property
-    def global_rubric(self) -> Rubric | None: ...
-
-    @property
-    def dynamic_rubric(self) -> Rubric | None: ...
 
 
 def scenario_templates(item: ScenarioJobItem) -> list[str]:
