@@ -34,6 +34,7 @@ def store_usage(
     usage = {
         "used": sorted(store.used_keys()),
         "added": store.stats()["added"],
+        "reused": store.stats()["hits"],
         "full_selection": full_selection,
     }
     if judge is not None:
@@ -49,6 +50,7 @@ class ReplayUsageReport:
     settings: Settings
     used: set[str] = field(default_factory=set)
     added: int = 0
+    reused: int = 0
     full_selection: bool = True
     reports: int = 0
     lines: list[str] = field(default_factory=list)
@@ -59,6 +61,7 @@ class ReplayUsageReport:
     def add(self, usage: dict[str, Any]) -> None:
         self.used.update(usage.get("used") or ())
         self.added += int(usage.get("added") or 0)
+        self.reused += int(usage.get("reused") or 0)
         self.full_selection = self.full_selection and bool(usage.get("full_selection"))
         self.reports += 1
         judge = usage.get("judge")
@@ -130,9 +133,14 @@ class ReplayUsageReport:
         )
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         prunable = complete and self.full_selection and not session.shouldstop
+        if unused and prunable and not self.settings.replay_prune:  # no hint if it'd be refused
+            self.lines[-1] += " (--karenina-replay-prune drops the unused ones)"
+        if self.settings.replay == "replay" and self.reused:
+            # What a run resumed after a kill did not pay for again (docs/replay.md).
+            self.lines.append(
+                f"karenina replay: {self.reused} calls reused from {path.name}, not sent again"
+            )
         if not self.settings.replay_prune:
-            if unused and prunable:  # a partial run would be refused: no hint then
-                self.lines[-1] += " (--karenina-replay-prune drops the unused ones)"
             return
         if not prunable:
             self.lines.append(
