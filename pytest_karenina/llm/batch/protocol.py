@@ -45,7 +45,8 @@ class BatchStatus:
     """A batch as the provider reports it: its ``state`` in the provider's words
     (``in_progress``, ``ended``...), requests ``done`` (succeeded) and ``failed`` so far out
     of ``total``; ``finished`` once results can be downloaded (completed, expired, cancelled
-    or failed: whatever did not finish then comes back as an errored :class:`BatchReply`)."""
+    or failed: whatever did not finish then comes back as an errored :class:`BatchReply`).
+    ``reason``: why the whole batch failed (validation), in the provider's words."""
 
     batch_id: str
     state: str
@@ -53,6 +54,7 @@ class BatchStatus:
     failed: int
     total: int
     finished: bool
+    reason: str | None = None
 
 
 class BatchProvider(Protocol):
