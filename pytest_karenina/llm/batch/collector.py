@@ -300,6 +300,9 @@ class BatchCollector:
             self._closed = True
             self._cond.notify_all()
             done = set(self._done)
+            reason = "the run ended before its batch did; a run with the same settings collects it"
+            for key in list(self._futures):
+                self._hand(key, BatchReply(key, None, reason))
         if self.state is not None:
             self.state.forget(done)
 

@@ -1,0 +1,179 @@
+"""The batch core against the scripted OpenAI Batch API server over real HTTP: waves of
+concurrent calls in one batch, splitting, partial errors, expiry, cancellation, a server
+restart mid-wait, and the state file (re-attach, refusal, no keys)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_karenina.config.model import ModelConfig
+from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
+from pytest_karenina.llm.batch.collector import BatchCollector
+from pytest_karenina.llm.batch.model import BatchingModel
+from pytest_karenina.llm.batch.openai_batch import OpenAIBatchProvider
+from pytest_karenina.llm.batch.protocol import BatchCallError
+from pytest_karenina.llm.batch.registry import batch_parts
+from pytest_karenina.llm.batch.state import BatchState, BatchStateMismatch
+from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest
+from tests.support.batch_server import BatchServer
+from tests.support.openai_server import OpenAIServer
+
+KEY = "sk-batch-secret-0123456789"
+
+
+@pytest.fixture
+def batch_server(openai_server: OpenAIServer) -> Iterator[BatchServer]:
+    openai_server.add_rule(lambda body: f"echo {body['messages'][-1]['content']}")
+    with BatchServer(openai_server) as server:
+        yield server
+    assert not server.errors
+
+
+def model(server: BatchServer, collector: BatchCollector) -> BatchingModel:
+    config = ModelConfig(
+        id="m", model_name="test-model", interface="openai_endpoint",
+        endpoint_base_url=server.base_url, endpoint_api_key=KEY, temperature=0.0,
+    )  # fmt: skip
+    parts = batch_parts(config)
+    assert parts is not None
+    return BatchingModel(OpenAIEndpointModel(config), parts[1], parts[0], collector, (KEY,))
+
+
+def ask(text: str, kind: str = "answer_generation") -> ModelRequest:
+    return ModelRequest((ChatMessage("user", text),), kind, question_id=text)
+
+
+def call_all(batching: BatchingModel, texts: list[str]) -> dict[str, ModelReply | Exception]:
+    """Every call from its own thread at once, as concurrent pipelines make them."""
+    found: dict[str, ModelReply | Exception] = {}
+
+    def one(text: str) -> None:
+        try:
+            found[text] = batching.invoke(ask(text))
+        except Exception as exc:
+            found[text] = exc
+
+    threads = [threading.Thread(target=one, args=(text,)) for text in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return found
+
+
+def collector(count: int, state: BatchState | None = None, **options: Any) -> BatchCollector:
+    return BatchCollector(state, active=lambda: count, poll=0.02, quiet=0.5, **options)
+
+
+def test_concurrent_calls_go_in_one_batch(batch_server: BatchServer) -> None:
+    texts = [f"q{n}" for n in range(30)]
+    found = call_all(model(batch_server, collect := collector(30)), texts)
+    assert {text: getattr(reply, "text", reply) for text, reply in found.items()} == {
+        text: f"echo {text}" for text in texts
+    }
+    assert [len(lines) for lines in batch_server.submitted] == [30]
+    assert collect.tally.batches == 1 and collect.tally.batched_calls == 30
+    line = batch_server.submitted[0][0]
+    assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+    assert line["body"]["model"] == "test-model" and line["body"]["temperature"] == 0.0
+
+
+def test_a_batch_over_the_limits_is_split(
+    batch_server: BatchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(OpenAIBatchProvider, "max_requests", 7)
+    found = call_all(model(batch_server, collector(20)), [f"q{n}" for n in range(20)])
+    assert all(isinstance(reply, ModelReply) for reply in found.values())
+    assert sorted(len(lines) for lines in batch_server.submitted) == [6, 7, 7]
+
+
+def test_failed_and_expired_requests_error_only_their_items(batch_server: BatchServer) -> None:
+    batch_server.fail = lambda body: "boom" if body["messages"][-1]["content"] == "q1" else None
+    batch_server.expire_after = 8
+    found = call_all(model(batch_server, collector(10)), [f"q{n}" for n in range(10)])
+    errors = {text: str(reply) for text, reply in found.items() if isinstance(reply, Exception)}
+    assert "server_error: boom" in errors.pop("q1")
+    assert len(errors) == 2 and all("batch_expired" in reason for reason in errors.values())
+    assert all(isinstance(found[f"q{n}"], ModelReply) for n in (0, 2, 3, 4, 5, 6, 7))
+
+
+def test_a_cancelled_batch_errors_its_calls_with_the_reason(batch_server: BatchServer) -> None:
+    batch_server.hold()
+    batching = model(batch_server, collect := collector(3))
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(call_all(batching, ["a", "b", "c"])))
+    thread.start()
+    while not collect.tally.batch_ids:
+        thread.join(0.02)
+    batching.provider.cancel(collect.tally.batch_ids[0])
+    batch_server.release()
+    thread.join(60)
+    assert all("batch_cancelled" in str(reply) for reply in outcome[0].values())
+
+
+def test_polling_survives_a_server_restart_mid_wait(batch_server: BatchServer) -> None:
+    batch_server.hold()
+    batching = model(batch_server, collect := collector(4))
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(call_all(batching, list("abcd"))))
+    thread.start()
+    while not collect.tally.batch_ids:
+        thread.join(0.02)
+    batch_server.restart(down=0.3)
+    batch_server.release()
+    thread.join(60)
+    assert {reply.text for reply in outcome[0].values()} == {f"echo {c}" for c in "abcd"}
+    assert len(batch_server.submitted) == 1
+
+
+def state(tmp_path: Path, benchmark: str = "bench", fingerprint: str = "f1") -> BatchState:
+    return BatchState(tmp_path / "store.jsonl.batches.json", benchmark, fingerprint, "model m")
+
+
+def test_a_second_run_reattaches_instead_of_submitting(
+    batch_server: BatchServer, tmp_path: Path
+) -> None:
+    batch_server.hold()
+    first = collector(5, state(tmp_path))
+    outcome: list[Any] = []
+    batching = model(batch_server, first)
+    texts = [f"q{n}" for n in range(5)]
+    thread = threading.Thread(target=lambda: outcome.append(call_all(batching, texts)))
+    thread.start()
+    while not first.tally.batch_ids:
+        thread.join(0.02)
+    first.close()  # the run ends with its batch pending: the state file keeps it
+    thread.join(60)
+    assert all(isinstance(reply, BatchCallError) for reply in outcome[0].values())
+    saved = json.loads((tmp_path / "store.jsonl.batches.json").read_text())
+    assert KEY not in json.dumps(saved) and len(saved["batches"]) == 1
+    batch_server.release()
+    second = collector(5, state(tmp_path))
+    again = call_all(model(batch_server, second), [f"q{n}" for n in range(5)])
+    assert {reply.text for reply in again.values()} == {f"echo q{n}" for n in range(5)}
+    assert len(batch_server.submitted) == 1 and second.tally.recovered == 5
+    second.close()
+    assert not (tmp_path / "store.jsonl.batches.json").exists()
+
+
+def test_a_state_file_of_other_settings_is_refused_by_name(
+    batch_server: BatchServer, tmp_path: Path
+) -> None:
+    batch_server.hold()
+    first = collector(1, state(tmp_path), wait=0.2)
+    found = call_all(model(batch_server, first), ["q"])
+    assert "batch wait of 0.2s ran out" in str(found["q"])
+    while not first.tally.batch_ids:  # a call gives up waiting; its batch is still submitted
+        threading.Event().wait(0.02)
+    first.close()
+    with pytest.raises(BatchStateMismatch, match="other settings"):
+        BatchCollector(state(tmp_path, fingerprint="f2"))
+    with pytest.raises(BatchStateMismatch, match="benchmark 'bench', not 'other'"):
+        BatchCollector(state(tmp_path, benchmark="other"))
+    batch_server.release()
