@@ -1,6 +1,8 @@
 """``BaseAnswer``: the base class of every answer template."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: pydantic evaluates the annotations of every
+# base class each time a subclass is built (a template, its relaxed class, its question-id
+# subclass), and evaluating strings costs about 0.1 ms per class build.
 
 from collections.abc import Mapping
 from types import MappingProxyType
