@@ -47,6 +47,9 @@ class AnthropicHTTPServer(ScriptedHTTPServer):
         ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), AnthropicHandler)
 
 
+BATCHES = "/v1/messages/batches"
+
+
 def _path(raw: str) -> str:
     return urlsplit(raw).path.rstrip("/")
 
@@ -71,7 +74,9 @@ class AnthropicHandler(Handler):
         owner = self.server.owner
         owner._record(self, None)
         path = _path(self.path)
-        if path == "/api/hello":
+        if path.startswith(BATCHES + "/"):
+            self._batch_call("GET", path, None)
+        elif path == "/api/hello":
             self._send_json(200, {})
         elif path == "/v1/models":
             data = [
@@ -108,6 +113,8 @@ class AnthropicHandler(Handler):
         except ValueError:
             body = None
         path = _path(self.path)
+        if path == BATCHES or (path.startswith(BATCHES + "/") and path.endswith("/cancel")):
+            return self._batch_call("POST", path, body)
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             seq = owner._record(self, body)
             return self._send_json(404, error_body(404, f"no route {self.path}", seq))
@@ -126,6 +133,29 @@ class AnthropicHandler(Handler):
             msg = "thread: this server keeps no threads; send the whole conversation"
             return self._send_json(400, error_body(400, msg, seq))
         self._answer(body)
+
+    def _batch_call(self, method: str, path: str, body: Any) -> None:
+        """The Message Batches routes (:mod:`.anthropic_batch_book`), behind the auth checks."""
+        owner = self.server.owner
+        seq = owner._record(self, body)
+        problem = self._auth_problem()
+        if problem is not None:
+            return self._send_json(problem[0], error_body(problem[0], problem[1], seq))
+        book = owner.batches
+        parts = path[len(BATCHES) :].strip("/").split("/")
+        if method == "POST" and path == BATCHES:
+            status, answer = book.create(body)
+        elif method == "POST" and len(parts) == 2:
+            status, answer = book.cancel(parts[0])
+        elif method == "GET" and len(parts) == 1:
+            status, answer = book.retrieve(parts[0])
+        elif method == "GET" and len(parts) == 2 and parts[1] == "results":
+            status, answer = book.results(parts[0])
+        else:
+            status, answer = 404, error_body(404, f"no route {self.path}", seq)
+        if isinstance(answer, bytes):
+            return self._send(status, "application/binary", answer)
+        self._send_json(status, answer)
 
     def _answer(self, body: Body) -> None:
         owner = self.server.owner

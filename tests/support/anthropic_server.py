@@ -50,6 +50,11 @@ of the forced tool call), ``empty_answer()`` (no blocks), ``stream_cut(after_eve
 half a JSON body for a non-streaming call), ``stream_error(after_events, error_type)`` (events,
 then an SSE ``error`` event; a 529/500 for a non-streaming call).
 
+Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
+``GET .../results`` and ``POST .../cancel``, each request answered by the rules when its
+batch ends; ``batches`` (a :class:`~.anthropic_batch_book.BatchBook`) holds them and their
+settings: polls before the end, a hold, expiry, errors; see that module.
+
 Inspection: ``requests`` (every request, as :class:`AnthropicRequest`: ``.text``,
 ``.messages``, ``.model``, ``.structured``, ``.stream``, ``.tools``, ``.tool_results``, lower-cased
 ``.headers`` with credentials redacted), ``messages_requests`` (the ``/v1/messages`` calls),
@@ -62,13 +67,15 @@ Fixture (tests/support/anthropic_fixtures.py, registered in tests/conftest.py):
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from .anthropic_batch_book import BatchBook
 from .anthropic_http import AnthropicHandler, AnthropicHTTPServer
 from .anthropic_rules import AnthropicFault, AnthropicRequest, AnthropicRule, ToolUse, Turn
-from .openai_http import Handler
-from .openai_rules import Reply, Rule, redact_header
+from .openai_http import NO_MATCH, Handler
+from .openai_rules import Fault, Reply, Rule, redact_header
 from .openai_server import OpenAIServer
 
 __all__ = [
@@ -101,6 +108,31 @@ class AnthropicServer(OpenAIServer):
         )
         self.require_auth = require_auth
         self.api_key = api_key
+        self.batches = BatchBook(self)
+        self._batch_seq = 100_000  # message ids of batch results, apart from the log's
+
+    def reset(self) -> None:
+        super().reset()
+        self.batches = BatchBook(self)
+
+    def choose(self, body: dict[str, Any]) -> tuple[int, Rule | None, Any]:
+        """The rule and reply ``POST /v1/messages`` would give ``body`` (a batch request's
+        params), with a sequence number, and no entry in the request log."""
+        with self._lock:
+            self._batch_seq += 1
+            rule = None
+            reply: Any = NO_MATCH if self._default is None else self._default
+            try:
+                rule = next((r for r in self._rules if not r.exhausted and r.matches(body)), None)
+            except Exception:
+                self.errors.append(traceback.format_exc())
+                reply = Fault.http_error(500, "a rule's `when` predicate raised")
+            if rule is not None:
+                rule.uses += 1
+                reply = rule.reply
+                if rule.faults and self._rng.random() < rule.fault_rate:
+                    reply = self._rng.choice(list(rule.faults))
+            return self._batch_seq, rule, reply
 
     def start(self) -> AnthropicServer:
         if self._httpd is not None or self._stopping.is_set():
