@@ -143,9 +143,16 @@ class StructuredPort(Protocol):
     """Structured output: messages and a pydantic class in, a validated instance out.
 
     Raises :class:`LLMCallError` (with the raw text when there is one) when the
-    reply cannot be turned into ``schema`` within the allowed attempts.
+    reply cannot be turned into ``schema`` within the allowed attempts. ``json_schema``:
+    the schema to ask for, when it is not ``schema``'s own (a shared relaxed class, see
+    :func:`pytest_karenina.templates.extraction.relaxed_schema`).
     """
 
     def parse(
-        self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str
+        self,
+        messages: Sequence[ChatMessage],
+        schema: type[ModelT],
+        *,
+        call_kind: str,
+        json_schema: dict[str, Any] | None = None,
     ) -> StructuredResponse[ModelT]: ...

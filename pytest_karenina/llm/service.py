@@ -116,9 +116,15 @@ class LLMService:
         return ChatResponse(reply.text, reply.usage, reply.model, reply.trace_messages)
 
     def parse(
-        self, messages: Sequence[ChatMessage], schema: type[ModelT], *, call_kind: str
+        self,
+        messages: Sequence[ChatMessage],
+        schema: type[ModelT],
+        *,
+        call_kind: str,
+        json_schema: dict[str, Any] | None = None,
     ) -> StructuredResponse[ModelT]:
-        json_schema = _json_schema(schema)
+        if json_schema is None:
+            json_schema = _json_schema(schema)
 
         def plain() -> list[ChatMessage]:
             return _with_schema_request(messages, schema_request_block(json_schema))

@@ -10,7 +10,10 @@ views stored in results.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from typing import Any, Optional, cast
 
 from pydantic import create_model
@@ -25,9 +28,59 @@ CONFIG_KEYS = ("id", "correct", "regex")
 """Keys left out of ``parsed_llm_response``: the question id and the ground truth."""
 
 _RELAXED_CACHE = "__karenina_relaxed__"
+_SCHEMA_CACHE = "__karenina_reply_schema__"
+_SHARED_SIZE = 512
 
 
-def _build_relaxed(answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
+class _SharedClasses:
+    """Relaxed classes by shape (name and field types), the most recent ``size`` kept."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._classes: OrderedDict[Hashable, type[BaseAnswer]] = OrderedDict()
+
+    def get(self, key: Hashable, answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
+        with self._lock:
+            found = self._classes.get(key)
+            if found is not None:
+                self._classes.move_to_end(key)
+                return found
+        built = _build_relaxed(answer_class, doc=None)
+        with self._lock:
+            found = self._classes.setdefault(key, built)
+            self._classes.move_to_end(key)
+            while len(self._classes) > self._size:
+                self._classes.popitem(last=False)
+        return found
+
+
+_SHARED = _SharedClasses(_SHARED_SIZE)
+
+
+def _shape(answer_class: type[BaseAnswer]) -> Hashable | None:
+    """What the relaxed class of a template made only of VerifiedFields depends on: its
+    name and its fields' names and types in order (the relaxed class drops a VerifiedField's
+    description and metadata, and its docstring only goes into the reply schema). None for
+    a template with another field (its field information is copied whole) or a type that
+    cannot be hashed: such templates get a relaxed class of their own."""
+    verified = answer_class.verified_fields()
+    fields: list[tuple[str, Any]] = []
+    for name, info in answer_class.model_fields.items():
+        if name in BaseAnswer.model_fields:
+            continue
+        if name not in verified:
+            return None
+        fields.append((name, info.annotation))
+    key = (answer_class.__name__, tuple(fields))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _build_relaxed(answer_class: type[BaseAnswer], *, doc: str | None) -> type[BaseAnswer]:
     verified = answer_class.verified_fields()
     fields: dict[str, Any] = {}
     for name, info in answer_class.model_fields.items():
@@ -40,7 +93,7 @@ def _build_relaxed(answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
     relaxed = create_model(
         f"{answer_class.__name__}{RELAXED_SUFFIX}",
         __base__=BaseAnswer,
-        __doc__=answer_class.__doc__,
+        __doc__=doc,
         __module__=answer_class.__module__,
         **fields,
     )
@@ -56,12 +109,45 @@ def relaxed_class(answer_class: type[BaseAnswer]) -> type[BaseAnswer]:
     description and no verification metadata, so its schema carries no ground
     truth. Methods and validators of the template are not copied. Cached on the
     class.
+
+    Templates made only of VerifiedFields with the same name and field types share one
+    relaxed class (built without a docstring): it validates their replies alike, and the
+    part of the reply schema that differs, the template's docstring, is added by
+    :func:`relaxed_schema`. Send that schema with the class, not the class's own.
     """
     cached = answer_class.__dict__.get(_RELAXED_CACHE)
     if cached is None:
-        cached = _build_relaxed(answer_class)
+        key = _shape(answer_class)
+        if key is None:
+            cached = _build_relaxed(answer_class, doc=answer_class.__doc__)
+        else:
+            cached = _SHARED.get(key, answer_class)
         type.__setattr__(answer_class, _RELAXED_CACHE, cached)
     return cast(type[BaseAnswer], cached)
+
+
+def relaxed_schema(answer_class: type[BaseAnswer]) -> dict[str, Any]:
+    """The JSON schema of the judge's reply for ``answer_class``: pydantic's schema of its
+    relaxed class with the template's docstring as the ``description``, exactly what pydantic
+    gives for a relaxed class of the template's own (keys sorted as pydantic sorts them).
+    Cached on the class; callers must not modify it."""
+    cached = answer_class.__dict__.get(_SCHEMA_CACHE)
+    if cached is not None:
+        return cast(dict[str, Any], cached)
+    relaxed = relaxed_class(answer_class)
+    schema = relaxed.__dict__.get(_SCHEMA_CACHE)
+    if schema is None:  # the relaxed class's own schema, once per (shared) class
+        schema = relaxed.model_json_schema()
+        type.__setattr__(relaxed, _SCHEMA_CACHE, schema)
+    doc = answer_class.__doc__
+    if relaxed.__doc__ != doc and doc:
+        if "description" in schema or "$ref" in schema:
+            # Not the plain object schema the docstring is added to: pydantic builds it.
+            schema = _build_relaxed(answer_class, doc=doc).model_json_schema()
+        else:
+            schema = dict(sorted({**schema, "description": inspect.cleandoc(doc)}.items()))
+    type.__setattr__(answer_class, _SCHEMA_CACHE, schema)
+    return schema
 
 
 def strict_rebuild(

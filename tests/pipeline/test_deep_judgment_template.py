@@ -43,7 +43,12 @@ class ScriptedJudge:
         self.requests: list[tuple[str, list[ChatMessage]]] = []
 
     def parse(
-        self, messages: Sequence[ChatMessage], schema: type[Any], *, call_kind: str
+        self,
+        messages: Sequence[ChatMessage],
+        schema: type[Any],
+        *,
+        call_kind: str,
+        json_schema: dict[str, Any] | None = None,
     ) -> StructuredResponse[Any]:
         self.requests.append((call_kind, list(messages)))
         data = self.replies.pop(0)

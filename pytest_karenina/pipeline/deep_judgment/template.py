@@ -124,6 +124,7 @@ def deep_parse(
     instructions: Mapping[str, str | None] | None = None,
     search: SearchFunction | None = None,
     outcome: TemplateDeepJudgment | None = None,
+    extraction_schema: dict[str, Any] | None = None,
 ) -> TemplateDeepJudgment:
     """Parse ``response`` into ``extraction_class`` through deep judgment.
 
@@ -131,10 +132,11 @@ def deep_parse(
     reasoning. ``reasoning_only``: reasoning from the response, then the parse.
     ``instructions`` maps task ids (``dj_template_*``, ``parsing``) to PromptConfig text.
     With ``search`` (full mode), excerpts get search results and a hallucination rating.
-    The final parse uses ``extraction_class`` (the relaxed class of classic parsing), with
-    usage under ``parsing``. A failing call raises :class:`LLMCallError`; a caller that
-    passes its own ``outcome`` still has what was done until then (the calls that returned,
-    with their usage, and the stages completed), ``deep_judgment_performed`` false.
+    The final parse uses ``extraction_class`` (the relaxed class of classic parsing), asking
+    for ``extraction_schema`` (its own schema when None), with usage under ``parsing``. A
+    failing call raises :class:`LLMCallError`; a caller that passes its own ``outcome`` still
+    has what was done until then (the calls that returned, with their usage, and the stages
+    completed), ``deep_judgment_performed`` false.
     """
     told = instructions or {}
     attributes = excerpt_attributes(answer_class)
@@ -177,7 +179,9 @@ def deep_parse(
         json.dumps(judge_schema(answer_class), indent=2),
         extraction_hints=extraction_hints, instructions=told.get("parsing"),
     )  # fmt: skip
-    reply = parser.parse(messages, extraction_class, call_kind="parsing")
+    reply = parser.parse(
+        messages, extraction_class, call_kind="parsing", json_schema=extraction_schema
+    )
     outcome.calls.add("parsing", reply.usage)
     outcome.reply = reply.value
     outcome.stages_completed.append("parameters")

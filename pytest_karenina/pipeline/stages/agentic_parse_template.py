@@ -40,7 +40,7 @@ from pytest_karenina.prompts.agentic_parsing import (
 )
 from pytest_karenina.results.trace import render_trace
 from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
-from pytest_karenina.templates.extraction import relaxed_class
+from pytest_karenina.templates.extraction import relaxed_class, relaxed_schema
 
 TRACE_FILE = ".karenina_answering_trace.txt"
 """Where ``agentic_parsing_materialize_trace`` writes the answering trace in the workspace."""
@@ -156,7 +156,9 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         )  # fmt: skip
         relaxed = relaxed_class(raw_class)
         try:
-            reply = judge.parse(messages, relaxed, call_kind=EXTRACTION_TASK)
+            reply = judge.parse(
+                messages, relaxed, call_kind=EXTRACTION_TASK, json_schema=relaxed_schema(raw_class)
+            )
         except LLMCallError as exc:
             try:
                 recovered = relaxed.model_validate(extract_json(run.final_response))

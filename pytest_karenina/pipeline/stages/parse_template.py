@@ -41,7 +41,7 @@ from pytest_karenina.prompts.deep_judgment import (
     REASONING_TASK,
 )
 from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
-from pytest_karenina.templates.extraction import relaxed_class, strict_rebuild
+from pytest_karenina.templates.extraction import relaxed_class, relaxed_schema, strict_rebuild
 from pytest_karenina.templates.time_limit import time_limit
 
 JUDGE_RAW_OUTPUT = "judge_raw_output"
@@ -105,7 +105,12 @@ class ParseTemplateStage(BaseVerificationStage):
             instructions=prompt_instructions(context, "parsing"),
         )
         try:
-            reply = context.judge_llm.parse(messages, relaxed_class(raw_class), call_kind="parsing")
+            reply = context.judge_llm.parse(
+                messages,
+                relaxed_class(raw_class),
+                call_kind="parsing",
+                json_schema=relaxed_schema(raw_class),
+            )
         except LLMCallError as exc:
             self._failed(context, exc)
             return
@@ -142,7 +147,7 @@ class ParseTemplateStage(BaseVerificationStage):
         try:
             deep_parse(
                 chat, judge, context.question_text, text, raw_class, relaxed_class(raw_class),
-                mode=mode, settings=settings,
+                mode=mode, settings=settings, extraction_schema=relaxed_schema(raw_class),
                 extraction_hints=hints_for(context, raw_class),
                 instructions={task: prompt_instructions(context, task) for task in tasks},
                 search=search, outcome=outcome,
