@@ -116,6 +116,7 @@ def test_result_summary_holds_the_facts() -> None:
     assert first.fields[0] == {
         "field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
         "passed": False, "differs": None,
+        "spec": {"type": "ExactMatch", "normalize": ["lowercase", "strip"]},
     }  # fmt: skip
     assert first.regex == {"cites": False}
     assert first.abstention_reasoning == "not an abstention"

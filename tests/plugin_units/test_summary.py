@@ -163,6 +163,9 @@ def test_write_exact_lines() -> None:
         "  claude-haiku: 0.0% (0/1), 95% CI 0.0%-79.3%",
         "  gpt-4o: 50.0% (1/2), 95% CI 9.5%-90.5%",
         "outcomes: error:timeout 1, pass 1, skipped 1, verify_fail 1",
+        "failure clusters (2, by size):",
+        "  error:timeout x 1 (all on claude-haiku)",
+        "  verify_fail x 1 (all on gpt-4o)",
         "tokens: 21 in, 8 out",
     ]
 
@@ -181,6 +184,8 @@ def test_write_with_rubric_and_gate() -> None:
         "pass rate 50.0% (1/2 items), 95% CI 9.5%-90.5%",
         "  gpt-4o: 50.0% (1/2), 95% CI 9.5%-90.5%",
         "outcomes: pass 1, rubric_fail 1",
+        "failure clusters (1, by size):",
+        "  rubric_fail: trait Clarity x 1",
         "tokens: 5 in, 3 out",
         "rubric traits:",
         "  gpt-4o:",

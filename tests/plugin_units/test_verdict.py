@@ -311,7 +311,8 @@ def test_field_rows_with_a_compiled_template() -> None:
     """One row per judged field, with the primitive class read from the template."""
     assert field_rows(fields_result(symbol="Ag", year=1929), FACTS) == [
         {"field": "symbol", "expected": "Au", "parsed": "Ag", "primitive": "ExactMatch",
-         "passed": False, "differs": None},
+         "passed": False, "differs": None,
+         "spec": {"type": "ExactMatch", "normalize": ["lowercase", "strip"]}},
         {"field": "year", "expected": 1928, "parsed": 1929, "primitive": "NumericExact",
          "passed": False, "differs": None},
     ]  # fmt: skip

@@ -31,6 +31,7 @@ import pytest
 
 from pytest_karenina.plugin.options.ci_declare import GithubKnownFailures
 from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.report.cluster_text import top_clusters
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
@@ -184,7 +185,8 @@ def job_summary(
     lines += [*(markdown_text(line.text) for line in scenarios), ""] if scenarios else []
     cost = summary.cost.lines()
     lines += [*(markdown_text(line) for line in cost), ""] if cost else []
-    lines += _gates(gates) + _models(summary) + _failures(summary, known) + _heaviest(summary)
+    lines += _gates(gates) + _models(summary) + _clusters(summary) + _failures(summary, known)
+    lines += _heaviest(summary)
     return "\n".join(lines) + "\n"
 
 
@@ -203,6 +205,15 @@ def _models(summary: RunSummary) -> list[str]:
     rows = [(model, f"{rate.rate:.1%}", f"{rate.low:.1%}-{rate.high:.1%}",
              f"{rate.passed}/{rate.total}") for model, rate in rates.items()]  # fmt: skip
     return _table(("answering model", "pass rate", "95% CI", "passed"), rows) if rows else []
+
+
+def _clusters(summary: RunSummary) -> list[str]:
+    """The largest failure clusters (:mod:`.cluster_text`)."""
+    found = top_clusters(summary.clusters)
+    if not found:
+        return []
+    return ["**Failure clusters** (largest first)", "",
+            *(f"- {markdown_text(entry)}" for entry in found), ""]  # fmt: skip
 
 
 def _failures(summary: RunSummary, known: KnownFailures | None) -> list[str]:

@@ -26,6 +26,7 @@ from pytest_karenina.plugin.report.cells import (
     rubric_cell,
     score_cell,
 )
+from pytest_karenina.plugin.report.cluster_text import clusters_html
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
 from pytest_karenina.plugin.report.environment import environment
@@ -358,4 +359,5 @@ class HtmlPlugin:
             f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}"
             f"{gate_details_html(self.gates)}</div>"
         )
+        prefix.append(clusters_html(summary.clusters))
         postfix.append(page_html(summary.payloads.values(), summary.compare_to))

@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.payload import ItemPayload, ResultSummary
+from pytest_karenina.plugin.report.clusters import deciding_row
 from pytest_karenina.plugin.report.judge_health import JudgeHealth
 from pytest_karenina.plugin.report.label_records import LABEL_CHECK, judge_check_record
 from pytest_karenina.plugin.verdict.judge_check import LabelCheck
@@ -21,9 +22,12 @@ REASON_LIMIT = 300
 
 def _slim(summary: ResultSummary) -> ResultSummary:
     """A result's scalars, rubric values, deep-judgment and agent tallies: what the run
-    summary counts (the field tables, quotes and reasoning stay in the results)."""
+    summary counts (the field tables, quotes and reasoning stay in the results; a failed
+    verdict keeps its deciding field's row, for the failure clusters)."""
+    row = deciding_row(summary)
     return dataclasses.replace(
-        summary, fields=[], regex={}, overrides=[], abstention_reasoning=None,
+        summary, fields=[row] if row is not None else [], regex={}, overrides=[],
+        abstention_reasoning=None,
         sufficiency_reasoning=None, raw_response=None, custom_fields={}, excerpts={}, risks={},
         deep_judgment_notes=[],
         rubric=[dataclasses.replace(check, reasoning=None) for check in summary.rubric],

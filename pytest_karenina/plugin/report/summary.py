@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.report.cluster_text import cluster_lines
+from pytest_karenina.plugin.report.clusters import ClusterTally
 from pytest_karenina.plugin.report.comparison import compare_models
 from pytest_karenina.plugin.report.judge_agreement import JudgeAgreementTally
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
@@ -62,6 +64,8 @@ class RunSummary:
     """Rubric traits (and metric parts) whose lower values are the better ones."""
     reasons: dict[str, str] = field(default_factory=dict)
     """Node id -> the first line of why a failed or errored item did not pass."""
+    clusters: ClusterTally = field(default_factory=ClusterTally)
+    """The run's failures, grouped by what went wrong (:mod:`.clusters`)."""
 
     def add(self, payload: ItemPayload) -> bool:
         """Count ``payload`` (its rubric checks now, its scalars kept); False when its item
@@ -75,6 +79,7 @@ class RunSummary:
             self.flaky.append(f"{name} {payload.flaky}")
             self.flaky_sides += [f"{name}: {side}" for side in payload.flaky_sides]
         self.judge.add(payload)
+        self.clusters.add(payload)
         for summary in payload.summaries:
             self.deep_judgment.add(summary.unquoted)
             self.rubric_deep_judgment.add(summary.unquoted_traits)
@@ -191,6 +196,7 @@ class RunSummary:
             counts["skipped"] = len(self.skipped)
         outcomes = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
         found.append(Line(f"outcomes: {outcomes}"))
+        found += cluster_lines(self.clusters)
         input_tokens, output_tokens = self.tokens()
         found.append(Line(f"tokens: {input_tokens} in, {output_tokens} out"))
         found += [Line(terminal_safe(line)) for line in self.cost.lines()]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_karenina.results.classify import template_error
 from pytest_karenina.rubrics.gates import RubricGatePolicy, TraitCheck, check_traits
 from pytest_karenina.templates import TemplateError, compile_template
-from pytest_karenina.templates.primitives.base import TracePrimitive
+from pytest_karenina.templates.primitives.base import TracePrimitive, serialize_primitive
 from pytest_karenina.templates.time_limit import DEFAULT_TEMPLATE_TIME_LIMIT
 
 if TYPE_CHECKING:
@@ -220,6 +220,9 @@ class FieldFacts:
 
     primitives: Mapping[str, str] = field(default_factory=dict)
     observed: Mapping[str, bool] = field(default_factory=dict)
+    specs: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    """The stored form of each primitive that normalizes text (``normalize``), so a report
+    can re-run it with another normalizer on the recorded values (failure clusters)."""
 
 
 NO_FACTS = FieldFacts()
@@ -247,7 +250,14 @@ def field_facts(
         for name, check in checks.items()
         if isinstance(check, TracePrimitive) and trace is not None
     }
-    return FieldFacts({name: type(check).__name__ for name, check in checks.items()}, observed)
+    specs = {
+        name: serialize_primitive(check)
+        for name, check in checks.items()
+        if "normalize" in type(check).model_fields
+    }
+    return FieldFacts(
+        {name: type(check).__name__ for name, check in checks.items()}, observed, specs
+    )
 
 
 def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, Any]]:
@@ -257,7 +267,8 @@ def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, 
     also gets a row, without the ``expected`` key, for each field the judge extracted that has
     no ground truth (``differs`` None): what its ``verify()`` judged.
 
-    A trace primitive's field shows as parsed what its check found in the answer.
+    A trace primitive's field shows as parsed what its check found in the answer; a primitive
+    that normalizes text adds ``spec``, its stored form (:attr:`FieldFacts.specs`).
     """
     template = result.template
     if template is None:
@@ -280,6 +291,8 @@ def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, 
             "passed": outcome.get(name),
             "differs": parsed.get(name) != row["expected"] if compared else None,
         }
+        if name in facts.specs:
+            row["spec"] = dict(facts.specs[name])
         rows.append(row)
     return rows
 

@@ -274,7 +274,12 @@
     const target = event.target
     if (!(target instanceof Element)) return
     const header = target.closest('#results-table-head .sortable')
-    if (target.matches('input[name="filter_checkbox"]')) {
+    const jump = target.closest('.karenina-cluster a[href^="#"]')
+    if (jump && table) {
+      // A failure cluster's item: draw pages until its row exists; the link then scrolls.
+      const id = decodeURIComponent(jump.getAttribute('href').slice(1))
+      while (!document.getElementById(id) && drawn < matching.length) drawPage()
+    } else if (target.matches('input[name="filter_checkbox"]')) {
       event.stopPropagation()
       state.outcomes = outcomes()
       refresh()
