@@ -2,9 +2,11 @@
 
 :func:`batch_parts` answers for one model config: ``openai_endpoint`` models and
 ``langchain`` models of provider ``openai`` go through OpenAI's Batch API
-(:mod:`.openai_batch`); other providers register a builder in :data:`BUILDERS` under their
-interface (``claude_tool``) or ``langchain:<provider>``. Providers are shared per lane
-(endpoint and key), so calls of every model at one endpoint share batches.
+(:mod:`.openai_batch`), ``claude_tool`` models and ``langchain`` models of provider
+``anthropic`` through Anthropic's Message Batches (:mod:`.anthropic_parts`); other providers
+register a builder in :data:`BUILDERS` under their interface or ``langchain:<provider>``.
+Providers are shared per lane (endpoint and key), so calls of every model at one endpoint
+share batches.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytest_karenina.llm.adapters.openai_endpoint import endpoint_key, endpoint_url
+from pytest_karenina.llm.batch.anthropic_parts import claude_tool_parts, langchain_anthropic_parts
 from pytest_karenina.llm.batch.openai_batch import OpenAIBatchProvider, chat_codec
 from pytest_karenina.llm.batch.protocol import BatchCodec, BatchProvider
 
@@ -81,6 +84,8 @@ def langchain_openai_parts(config: ModelConfig) -> BatchParts | None:
 BUILDERS: dict[str, Builder] = {
     "openai_endpoint": openai_endpoint_parts,
     "langchain:openai": langchain_openai_parts,
+    "claude_tool": claude_tool_parts,  # Anthropic's Message Batches (.anthropic_batches)
+    "langchain:anthropic": langchain_anthropic_parts,
 }
 """Batch builders by interface, or ``langchain:<model_provider>`` for LangChain models."""
 
