@@ -251,3 +251,30 @@ def test_models_without_a_key_or_of_other_interfaces_are_not_batched_here(
     one = claude_tool_parts(claude(anthropic_server))
     two = claude_tool_parts(claude(anthropic_server, id="claude-2", model_name="claude-other"))
     assert one is not None and two is not None and one[0] is two[0]  # one lane, shared batches
+
+
+def test_langchain_anthropic_batched_replies_are_the_live_adapters(
+    anthropic_server: AnthropicServer,
+) -> None:
+    pytest.importorskip("langchain_anthropic")
+    from pytest_karenina.llm.adapters.langchain_model import LangChainModel
+
+    anthropic_server.add_rule("Rome.", structured=False)
+    anthropic_server.add_rule(Verdict(correct=True, reason="Rome"), structured=True)
+    config = ModelConfig(
+        id="lc", interface="langchain", model_provider="anthropic", model_name="claude-test",
+        anthropic_base_url=anthropic_server.url, anthropic_api_key=KEY,
+    )  # fmt: skip
+    parts = langchain_anthropic_parts(config)
+    assert parts is not None
+    provider, codec = parts
+    calls = [ask("Capital of Italy?"), ask("Judge: Rome?", Verdict)]
+    bodies = [codec.encode(request) or {} for request in calls]
+    _, replies = run_batch(provider, [BatchRequest(str(n), b) for n, b in enumerate(bodies)])
+
+    batched = [codec.decode(replies[str(n)].body or {}) for n in range(2)]
+    direct = [LangChainModel(config).invoke(request) for request in calls]
+    assert batched == direct
+    live_bodies = [r.body for r in anthropic_server.messages_requests]
+    assert [b["tools"] for b in live_bodies[1:]] == [bodies[1]["tools"]]  # the same tool
+    assert live_bodies[1]["tool_choice"] == bodies[1]["tool_choice"]
