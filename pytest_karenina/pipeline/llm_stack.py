@@ -28,6 +28,9 @@ from pytest_karenina.llm.adapters.openai_endpoint import OpenAIEndpointModel
 from pytest_karenina.llm.agent_ports import AgentPort, AgentResult, AgentRunConfig
 from pytest_karenina.llm.agents.registry import agent_tier, uses_agent
 from pytest_karenina.llm.assumed import AnswerMisses
+from pytest_karenina.llm.batch.collector import BatchCollector
+from pytest_karenina.llm.batch.model import BatchingModel
+from pytest_karenina.llm.batch.registry import batch_parts
 from pytest_karenina.llm.limits import ConcurrencyLimiter, RateLimiter
 from pytest_karenina.llm.ports import ChatMessage, RawModel
 from pytest_karenina.llm.provider_keys import configured_key
@@ -177,6 +180,9 @@ class LLMStack:
 
     ``miss_model``: under strict replay, what answers a call the store lacks instead of a
     ``ReplayMiss`` (agent runs still miss); nothing it builds is recorded.
+
+    ``batch``: the run's batch collector (``--karenina-batch``): the calls of models that can
+    batch go through it, under the replay layer (recorded calls are never sent).
     """
 
     def __init__(
@@ -187,8 +193,10 @@ class LLMStack:
         adapter_factory: AdapterFactory | None = None,
         agent_factory: AgentFactory | None = None,
         miss_model: MissModel | None = None,
+        batch: BatchCollector | None = None,
     ) -> None:
         self.config = config
+        self.batch = batch
         self.miss_model = miss_model
         self.sides = ReplaySides.of(replay)
         self.replay = self.sides.answering
@@ -312,6 +320,10 @@ class LLMStack:
         transport = self._transport_of.get(key)
         if transport is None:
             transport = self._transport_of[key] = self._transport(model, adapter, secrets)
+        parts = batch_parts(model) if self.batch is not None else None
+        if parts is not None and self.batch is not None:
+            provider, codec = parts
+            transport = BatchingModel(transport, codec, provider, self.batch, tuple(secrets))
         live = CountingModel(transport, self.live_calls, side)
         return ReplayingModel(live, replay) if replay is not None else live
 

@@ -10,7 +10,8 @@ decide the replies) once ``delay`` seconds have passed and the server is not ``h
 Scripting: ``delay``; ``fail`` (a callable on a line's body returning an error message, or
 None: that request lands in the error file, the rest in the output file); ``expire_after``
 (process that many requests, then the batch expires: the others come back ``batch_expired``);
-``hold()``/``release()``; ``restart()`` (the listener goes away and comes back on the same
+``hold()``/``release()`` (``held_from = N``: only batches from the N-th on, counting from
+0, are held); ``restart()`` (the listener goes away and comes back on the same
 port, batches kept). ``requests`` logs (method, path) of what clients sent; ``submitted``
 the request lines of every batch created.
 """
@@ -45,6 +46,7 @@ class BatchServer:
         self._lock = threading.Lock()
         self._go = threading.Event()
         self._go.set()
+        self.held_from: int | None = None
         self._port = 0
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -105,12 +107,15 @@ class BatchServer:
             }  # fmt: skip
             self._batches[batch_id] = batch
             self.submitted.append(lines)
-        threading.Thread(target=self._process, args=(batch_id, lines), daemon=True).start()
+        index = len(self.submitted) - 1
+        args = (batch_id, lines, index)
+        threading.Thread(target=self._process, args=args, daemon=True).start()
         return dict(batch)
 
-    def _process(self, batch_id: str, lines: list[dict[str, Any]]) -> None:
+    def _process(self, batch_id: str, lines: list[dict[str, Any]], index: int) -> None:
         time.sleep(self.delay)
-        self._go.wait()
+        if self.held_from is None or index >= self.held_from:
+            self._go.wait()
         output: list[bytes] = []
         errors: list[bytes] = []
         batch = self._batches[batch_id]

@@ -93,6 +93,19 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("embedding-check-threshold", "Similarity threshold of the embedding check", metavar="X"),
     Option("concurrency", "Pipelines run at once in each process (default 8)", metavar="N"),
     Option(
+        "batch",
+        "Send batchable LLM calls through the provider's batch API (half price, minutes to "
+        "hours of latency; see docs/batch.md)",
+        "bool",
+        "yes|no",
+    ),
+    Option(
+        "batch-wait",
+        "Seconds a call waits for its batch (default: the provider's completion window)",
+        metavar="SECONDS",
+    ),
+    Option("batch-poll", "Seconds between two polls of a batch (default 15)", metavar="SECONDS"),
+    Option(
         "replay",
         "Record/replay of LLM calls (default off; strict when a model's API key is missing); "
         "answers: answering calls strictly from the store, judge calls live",

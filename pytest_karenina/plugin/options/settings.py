@@ -127,6 +127,12 @@ class Settings:
     """With ``judge_check``: the least Cohen's kappa every judge must reach."""
     ci: CiSettings = dataclasses.field(default_factory=CiSettings)
     """Baselines and CI output."""
+    batch: bool = False
+    """Batchable LLM calls go through the provider's batch API (docs/batch.md)."""
+    batch_wait: float | None = None
+    """Seconds a call waits for its batch (None: the provider's completion window)."""
+    batch_poll: float = 15.0
+    """Seconds between two polls of a batch."""
 
     @property
     def store_mode(self) -> ReplayMode:
@@ -288,6 +294,9 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         judge_check=judge_check,
         min_judge_kappa=min_kappa,
         ci=resolve_ci_settings(config, checkpoints, results),
+        batch=bool(flag("batch")),
+        batch_wait=number("batch-wait", float, 0.001),
+        batch_poll=number("batch-poll", float, 0.001) or 15.0,
     )
 
 

@@ -30,6 +30,8 @@ class PipelineCounts:
     queued: int = 0
     running: int = 0
     done: int = 0
+    note: Callable[[], str] | None = None
+    """More to say in the status line (batch mode: each wave's batch and its counts)."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -54,9 +56,10 @@ def status_line(counts: PipelineCounts, passed: int, reported: int, elapsed: flo
     if counts.done and remaining:
         seconds = round(remaining * elapsed / counts.done)
         eta = f"; ETA {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    note = counts.note() if counts.note is not None else ""
     return (
         f"karenina: {counts.done} done, {counts.running} in flight, {counts.queued} queued"
-        f"{rate}{eta}"
+        f"{rate}{eta}{'; ' + note if note else ''}"
     )
 
 

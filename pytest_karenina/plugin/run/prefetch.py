@@ -34,6 +34,7 @@ from pytest_karenina.pipeline.replay_sides import ReplaySides, Side
 from pytest_karenina.pipeline.run import Task, judge_replicate_numbers, run_answer_group
 from pytest_karenina.pipeline.stage_list import default_stages
 from pytest_karenina.plugin.options.settings import Settings, judge_store_path, store_path
+from pytest_karenina.plugin.run.batch_run import pipelines_at_once, start_batching
 from pytest_karenina.plugin.run.cost_cap import CostCap, CostCapReached
 from pytest_karenina.plugin.run.flight_journal import FlightJournal
 from pytest_karenina.plugin.run.job_item import JobItem
@@ -142,13 +143,17 @@ class Prefetcher:
                 sides = ("judge",)
             answer_tokens = self.settings.ci.estimate_answer_tokens
             misses = assumed_misses(self.assumed, answer_tokens, sides)
-        self.llm = LLMStack(self.vconfig, replay=stores, adapter_factory=adapter, miss_model=misses)
+        self.counts = PipelineCounts()
+        self.batch = start_batching(config, settings, vconfig, self.counts, self._live_calls)
+        self.llm = LLMStack(
+            self.vconfig, replay=stores, adapter_factory=adapter, miss_model=misses,
+            batch=self.batch,
+        )  # fmt: skip
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._futures: dict[str, Future[ItemRun]] = {}
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
         self.logs = PipelineLogs(config)
-        self.counts = PipelineCounts()
         ci = self.settings.ci
         self.cost_cap = None
         if ci.max_cost is not None and ci.prices is not None:
@@ -166,6 +171,10 @@ class Prefetcher:
             "added": store.stats()["added"] if store is not None else 0,
         }
 
+    def _live_calls(self) -> int:
+        calls = self.llm.live_calls
+        return calls.of("answering") + calls.of("judge")
+
     # --- scheduling -------------------------------------------------------------------------
     def start(self, items: Iterable[AnyItem]) -> None:
         """Queue the pipelines of ``items`` (in order) and start the worker threads."""
@@ -181,7 +190,7 @@ class Prefetcher:
         install_semantic_match(self.vconfig.embedding_check_model, templates)
         if not self._threads:
             self.logs.install()
-        for index in range(self.settings.concurrency):
+        for index in range(pipelines_at_once(self.settings, self.counts.queued)):
             thread = threading.Thread(target=self._work, name=f"karenina-{index}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -355,3 +364,5 @@ class Prefetcher:
             if store is not None:
                 store.compact()
         self.llm.close()
+        if self.batch is not None:
+            self.batch.close()
