@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,12 +33,27 @@ class PriceError(ValueError):
     """A price table that cannot be read; the message names the source and the entry."""
 
 
+BATCH_FACTOR = 0.5
+"""The batch price of a model whose entry names none: OpenAI's and Anthropic's batch
+discount (half the price of a live call)."""
+
+
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens: finite and not negative (a :class:`ValueError` otherwise)."""
+    """USD per million tokens: finite and not negative (a :class:`ValueError` otherwise).
+
+    ``batch``: the model's batch prices (input, output), else :data:`BATCH_FACTOR` of these.
+    """
 
     input: float
     output: float
+    batch: tuple[float, float] | None = None
+
+    def batched(self) -> Price:
+        """The price of the same call through a provider's batch API."""
+        if self.batch is not None:
+            return Price(*self.batch)
+        return Price(self.input * BATCH_FACTOR, self.output * BATCH_FACTOR)
 
     def __post_init__(self) -> None:
         if not all(math.isfinite(value) and value >= 0 for value in (self.input, self.output)):
@@ -104,7 +119,13 @@ class PriceTable:
             prices[str(model)] = _price(
                 str(path), str(model), pair if isinstance(pair, list) else [pair]
             )
+            if isinstance(value, dict) and "batch" in value:
+                prices[str(model)] = _with_batch(prices[str(model)], value["batch"], path, model)
         return cls(prices)
+
+    def batched(self) -> PriceTable:
+        """Every model at its batch price (``--karenina-batch``)."""
+        return PriceTable({model: price.batched() for model, price in self.prices.items()})
 
     def merged(self, other: PriceTable) -> PriceTable:
         """This table with ``other``'s entries added (``other`` wins)."""
@@ -124,6 +145,18 @@ class PriceTable:
             if key in names or (":" in key and key.split(":", 1)[1] in names):
                 return price
         return None
+
+
+def _with_batch(price: Price, batch: Any, path: Path, model: str) -> Price:
+    """``price`` with the batch entry of a JSON table: a factor of the live price (``0.5``),
+    or ``{"input": X, "output": Y}`` / ``[X, Y]``."""
+    if isinstance(batch, int | float) and not isinstance(batch, bool):
+        if not (math.isfinite(batch) and 0 <= batch):
+            raise PriceError(f"{path}: {model}: batch factor must be >= 0, got {batch!r}")
+        return Price(price.input, price.output, (price.input * batch, price.output * batch))
+    pair = [batch.get("input"), batch.get("output")] if isinstance(batch, dict) else batch
+    found = _price(f"{path} (batch)", model, pair if isinstance(pair, list) else [pair])
+    return Price(price.input, price.output, (found.input, found.output))
 
 
 @dataclass(frozen=True)
@@ -149,10 +182,11 @@ def _stages(result: VerificationResult) -> Mapping[str, Any]:
     return usage or {}
 
 
-def results_cost(results: Sequence[VerificationResult], prices: PriceTable) -> Cost:
-    """The cost of one item's results (each replicate's answer counted once)."""
-    answerer = judge = 0.0
-    unpriced: set[str] = set()
+def _priced(
+    results: Sequence[VerificationResult], prices: PriceTable
+) -> Iterator[tuple[str, float | None, str]]:
+    """Each usage entry of ``results`` as (stage, USD or None without a price, model name),
+    each replicate's answer once."""
     answered: set[object] = set()
     for result in results:
         for stage, entry in _stages(result).items():
@@ -166,13 +200,34 @@ def results_cost(results: Sequence[VerificationResult], prices: PriceTable) -> C
             model = entry.get("model")
             price = prices.lookup(model)
             if price is None:
-                unpriced.add(str(model or "unknown model"))
+                yield stage, None, str(model or "unknown model")
                 continue
             usd = price.of(
                 int(entry.get("input_tokens") or 0), int(entry.get("output_tokens") or 0)
             )
-            if stage == ANSWER_STAGE:
-                answerer += usd
-            else:
-                judge += usd
+            yield stage, usd, str(model)
+
+
+def results_cost(results: Sequence[VerificationResult], prices: PriceTable) -> Cost:
+    """The cost of one item's results (each replicate's answer counted once)."""
+    answerer = judge = 0.0
+    unpriced: set[str] = set()
+    for stage, usd, model in _priced(results, prices):
+        if usd is None:
+            unpriced.add(model)
+        elif stage == ANSWER_STAGE:
+            answerer += usd
+        else:
+            judge += usd
     return Cost(answerer, judge, frozenset(unpriced))
+
+
+def stage_costs(results: Sequence[VerificationResult], prices: PriceTable) -> dict[str, float]:
+    """USD per pipeline stage (the keys of ``usage_metadata``: ``answer_generation``,
+    ``parsing``, ...) of one item's results, priced stages only; they add up to
+    :func:`results_cost`'s total."""
+    found: dict[str, float] = {}
+    for stage, usd, _ in _priced(results, prices):
+        if usd is not None:
+            found[stage] = found.get(stage, 0.0) + usd
+    return found

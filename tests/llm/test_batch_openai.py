@@ -177,3 +177,23 @@ def test_a_state_file_of_other_settings_is_refused_by_name(
     with pytest.raises(BatchStateMismatch, match="benchmark 'bench', not 'other'"):
         BatchCollector(state(tmp_path, benchmark="other"))
     batch_server.release()
+
+
+def test_a_langchain_openai_model_batches_with_our_client(batch_server: BatchServer) -> None:
+    from pytest_karenina.llm.adapters.langchain_model import LangChainModel
+
+    config = ModelConfig(
+        id="lc", model_name="test-model", model_provider="openai", interface="langchain",
+        temperature=0.0, max_tokens=64,
+        extra_kwargs={"base_url": batch_server.base_url, "api_key": KEY, "seed": 7},
+    )  # fmt: skip
+    parts = batch_parts(config)
+    assert parts is not None
+    live = LangChainModel(config)
+    batching = BatchingModel(live, parts[1], parts[0], collector(2), (KEY,))
+    found = call_all(batching, ["x", "y"])
+    assert {reply.text for reply in found.values()} == {"echo x", "echo y"}
+    assert live.invoke(ask("x")).text == found["x"].text  # the same reply as a live call
+    body = batch_server.submitted[0][0]["body"]
+    assert body["seed"] == 7 and body["max_tokens"] == 64 and "api_key" not in body
+    assert all(path != "/v1/chat/completions" for method, path in batch_server.requests[:3])

@@ -175,3 +175,23 @@ def test_a_run_killed_while_waiting_resumes_without_submitting_again(
     result.stdout.fnmatch_lines(["*karenina batch: 0 calls in 0 batches, 8 recovered*"])
     assert len(openai_server.requests) == chat_calls + 8  # the held batch ran, nothing else
     assert not state.exists()
+
+
+def test_the_summary_prices_batched_calls_at_batch_and_live_prices(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_key(monkeypatch)
+    usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    openai_server.add_rule(answer, structured=False, usage=usage)
+    openai_server.add_rule(judge, structured=True, usage=usage)
+    capitals_checkpoint(pytester.path, dict(list(COUNTRIES.items())[:3]))
+    prices = pytester.path / "prices.json"
+    prices.write_text(json.dumps({"test-model": {"input": 2.0, "output": 8.0}}))
+    with BatchServer(openai_server) as server:
+        result = run(pytester, server, f"--karenina-prices={prices}")
+    result.assert_outcomes(passed=3)
+    # 6 calls of 100 input and 10 output tokens: live 600 x $2 + 60 x $8 per million
+    # = $0.00168; at the default batch price (half) $0.00084.
+    result.stdout.fnmatch_lines(
+        ["*karenina batch cost: $0.0008 at batch prices; the same calls live: $0.0017*"]
+    )

@@ -61,6 +61,9 @@ class BatchTally:
     failed: int = 0
     unbatched: int = 0
     batch_ids: list[str] = field(default_factory=list)
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+    """Input and output tokens of the batched replies, by model label
+    (``interface:model_name``), to price them."""
 
 
 def wave_of(call_kinds: set[str]) -> str:
@@ -144,6 +147,12 @@ class BatchCollector:
                 f"the batch wait of {limit:g}s ran out (--karenina-batch-wait); the batch is "
                 "left running and a run started again with the same settings collects it",
             ) from None
+
+    def count_tokens(self, label: str, input_tokens: int | None, output: int | None) -> None:
+        with self._cond:
+            found = self.tally.tokens.setdefault(label, [0, 0])
+            found[0] += input_tokens or 0
+            found[1] += output or 0
 
     def count_unbatched(self) -> None:
         with self._cond:

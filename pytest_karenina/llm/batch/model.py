@@ -51,7 +51,11 @@ class BatchingModel:
             reason = redact(reply.error or "no result", self.secrets)
             raise BatchCallError(request.call_kind, reason)
         try:
-            return self.codec.decode(reply.body)
+            found = self.codec.decode(reply.body)
         except Exception as exc:
             reason = redact(f"{type(exc).__name__}: {exc}", self.secrets)
             raise BatchCallError(request.call_kind, reason) from None
+        identity = self.replay_identity
+        label = f"{identity.get('adapter')}:{identity.get('model')}"
+        self.collector.count_tokens(label, found.usage.input_tokens, found.usage.output_tokens)
+        return found

@@ -40,6 +40,7 @@ from pytest_karenina.plugin.options.replay_settings import (
 from pytest_karenina.plugin.options.results_path import check_results_path
 from pytest_karenina.plugin.options.spec import option_flag, option_number, option_value, sourced
 from pytest_karenina.plugin.verdict.replicates import ReplicatePolicy, ReplicatePolicyError
+from pytest_karenina.results.cost import PriceTable
 from pytest_karenina.rubrics.gates import GateSpecError, RubricGatePolicy, parse_gate_rules
 
 DEFAULT_CONCURRENCY = 8
@@ -133,6 +134,8 @@ class Settings:
     """Seconds a call waits for its batch (None: the provider's completion window)."""
     batch_poll: float = 15.0
     """Seconds between two polls of a batch."""
+    live_prices: PriceTable | None = None
+    """The price table at live prices (in batch mode ``ci.prices`` holds the batch prices)."""
 
     @property
     def store_mode(self) -> ReplayMode:
@@ -246,6 +249,7 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         replay, cast("ReplayMode | None", raw["judge-replay"]), judge_store, checkpoints,
         answers_store, bool(flag("replay-prune")),
     )  # fmt: skip
+    ci, batch = resolve_ci_settings(config, checkpoints, results), bool(flag("batch"))
     return Settings(
         checkpoints=checkpoints,
         preset=preset,
@@ -293,11 +297,20 @@ def resolve_settings(config: pytest.Config, checkpoints: tuple[Path, ...]) -> Se
         rubric_score_threshold=0.5 if score_threshold is None else score_threshold,
         judge_check=judge_check,
         min_judge_kappa=min_kappa,
-        ci=resolve_ci_settings(config, checkpoints, results),
-        batch=bool(flag("batch")),
+        ci=_batch_priced(ci, batch),
+        batch=batch,
+        live_prices=ci.prices,
         batch_wait=number("batch-wait", float, 0.001),
         batch_poll=number("batch-poll", float, 0.001) or 15.0,
     )
+
+
+def _batch_priced(ci: CiSettings, batch: bool) -> CiSettings:
+    """In batch mode the price table is the batch prices (the cost cap, the estimate and the
+    summary count them); :attr:`Settings.live_prices` keeps the live ones."""
+    if not batch or ci.prices is None:
+        return ci
+    return dataclasses.replace(ci, prices=ci.prices.batched())
 
 
 def parse_shard(text: str) -> tuple[int, int]:

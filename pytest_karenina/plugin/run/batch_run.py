@@ -20,11 +20,12 @@ import pytest
 
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.llm.adapters.identity import config_identity
-from pytest_karenina.llm.batch.collector import BatchCollector
+from pytest_karenina.llm.batch.collector import BatchCollector, BatchTally
 from pytest_karenina.llm.batch.state import BatchState, BatchStateMismatch, state_path
 from pytest_karenina.llm.replay import sanitize_identity
 from pytest_karenina.plugin.options.settings import Settings, store_path
 from pytest_karenina.plugin.run.live_status import PipelineCounts
+from pytest_karenina.results.cost import PriceTable
 
 logger = logging.getLogger("pytest_karenina.batch")
 MAX_BATCH_PIPELINES = 4096
@@ -81,7 +82,9 @@ def start_batching(
     except BatchStateMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
     counts.note = progress.line
-    config.pluginmanager.register(BatchSummary(config, collector, live_calls))
+    summary = BatchSummary(config, collector, live_calls)
+    summary.prices = settings.live_prices
+    config.pluginmanager.register(summary)
     return collector
 
 
@@ -93,7 +96,24 @@ def pipelines_at_once(settings: Settings, queued: int) -> int:
     return max(settings.concurrency, min(queued, MAX_BATCH_PIPELINES))
 
 
-def summary_lines(collector: BatchCollector, live_calls: int, verbose: bool) -> list[str]:
+def batch_costs(tally: BatchTally, prices: PriceTable | None) -> tuple[float, float] | None:
+    """USD of the batched calls at batch prices and at live prices (None: no prices, or a
+    model without one)."""
+    if prices is None:
+        return None
+    spent = live = 0.0
+    for label, (input_tokens, output_tokens) in tally.tokens.items():
+        price = prices.lookup(label)
+        if price is None:
+            return None
+        spent += price.batched().of(input_tokens, output_tokens)
+        live += price.of(input_tokens, output_tokens)
+    return spent, live
+
+
+def summary_lines(
+    collector: BatchCollector, live_calls: int, verbose: bool, prices: PriceTable | None = None
+) -> list[str]:
     tally = collector.tally
     unbatched = max(0, live_calls - tally.batched_calls - tally.recovered)
     lines = [
@@ -101,6 +121,12 @@ def summary_lines(collector: BatchCollector, live_calls: int, verbose: bool) -> 
         f"{tally.recovered} recovered from earlier batches, {tally.failed} failed; "
         f"{unbatched} calls ran live (not batchable: agent runs, other interfaces)"
     ]
+    costs = batch_costs(tally, prices)
+    if costs is not None:
+        spent, live = costs
+        lines.append(
+            f"karenina batch cost: ${spent:.4f} at batch prices; the same calls live: ${live:.4f}"
+        )
     if verbose and tally.batch_ids:
         lines.append(f"karenina batch ids: {', '.join(tally.batch_ids)}")
     return lines
@@ -113,8 +139,10 @@ class BatchSummary:
         self, config: pytest.Config, collector: BatchCollector, live_calls: Callable[[], int]
     ) -> None:
         self.config, self.collector, self.live_calls = config, collector, live_calls
+        self.prices: PriceTable | None = None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         verbose = self.config.get_verbosity() >= 1
-        for line in summary_lines(self.collector, self.live_calls(), verbose):
+        prices = self.prices
+        for line in summary_lines(self.collector, self.live_calls(), verbose, prices):
             terminalreporter.write_line(line)
