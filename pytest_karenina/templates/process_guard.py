@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -77,8 +78,33 @@ def _guarded_import(
     real_import = cast("Callable[..., ModuleType]", _originals["__import__"])
     if not getattr(_state, "depth", 0):  # in_template_code(), inlined: every import passes here
         return real_import(name, globals, locals, fromlist, level)
+    if _loaded(name, globals, fromlist, level):
+        return real_import(name, globals, locals, fromlist, level)
     with uninterrupted():
         return real_import(name, globals, locals, fromlist, level)
+
+
+def _loaded(
+    name: str, globals: Mapping[str, object] | None, fromlist: Sequence[str] | None, level: int
+) -> bool:
+    """Whether the import finds everything it names loaded already, so that it takes no
+    import lock and initialises nothing (an interrupt inside it leaves nothing half-done):
+    the module in ``sys.modules`` and not being initialised, and each name of ``fromlist`` in
+    its namespace. Pydantic's function-level imports while a template class is built
+    (several per template) would otherwise each enter and leave an uninterrupted section."""
+    if level:
+        package = globals.get("__package__") if globals is not None else None
+        if not isinstance(package, str) or not package:
+            return False
+        bits = package.rsplit(".", level - 1)
+        if len(bits) < level:
+            return False
+        name = f"{bits[0]}.{name}" if name else bits[0]
+    module = sys.modules.get(name)
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return False
+    namespace = vars(module)
+    return all(item != "*" and item in namespace for item in fromlist or ())
 
 
 def _guarded_import_module(name: str, package: str | None = None) -> ModuleType:
