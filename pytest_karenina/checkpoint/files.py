@@ -14,6 +14,7 @@ from typing import Any
 from pytest_karenina.checkpoint.decode import decode_document
 from pytest_karenina.checkpoint.encode import encode_benchmark
 from pytest_karenina.checkpoint.errors import CheckpointError
+from pytest_karenina.checkpoint.gc_pause import collection_paused
 from pytest_karenina.checkpoint.models import Benchmark
 from pytest_karenina.results.text import encodable_tree, may_hold_surrogates
 
@@ -66,11 +67,31 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Benchmark:
     """
     source = os.fspath(path)
     try:
-        data = Path(source).read_bytes()
+        # Read as text: holding the file's bytes beside its text and the parsed tree would
+        # add the file's size to a large checkpoint's peak memory.
+        with open(source, encoding="utf-8-sig", newline="") as handle:
+            data: str | bytes = handle.read()
+    except UnicodeDecodeError:
+        data = _read_bytes(source)  # _parse_json names the bad byte and its offset
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise CheckpointError(source, "", f"cannot read the checkpoint: {reason}") from None
-    return decode_document(_parse_json(data, source), source)
+        raise _unreadable(source, exc) from None
+    with collection_paused():
+        parsed = _parse_json(data, source)
+        del data
+        # The parsed tree is ours alone: its questions go as they are decoded.
+        return decode_document(parsed, source, consume=True)
+
+
+def _read_bytes(source: str) -> bytes:
+    try:
+        return Path(source).read_bytes()
+    except OSError as exc:
+        raise _unreadable(source, exc) from None
+
+
+def _unreadable(source: str, exc: OSError) -> CheckpointError:
+    reason = exc.strerror or str(exc)
+    return CheckpointError(source, "", f"cannot read the checkpoint: {reason}")
 
 
 def save_checkpoint(

@@ -207,3 +207,35 @@ def pytest_sessionfinish(session):
         if line.startswith("frozen ")
     }
     assert counts["frozen after"] > counts["frozen before"] + SETTLE_FROM_ITEMS
+
+
+def test_collection_freezes_a_large_checkpoints_items_with_the_collector_on(
+    pytester: pytest.Pytester,
+) -> None:
+    """The questions and items of a large checkpoint are built with the collector paused and
+    frozen as soon as they are made: no later pass walks them, in collection or after."""
+    from pytest_karenina.plugin.run.heap import SETTLE_FROM_ITEMS
+    from tests.support.fault_matrix import write_checkpoint
+
+    path = write_checkpoint(pytester.path / "large.jsonld", SETTLE_FROM_ITEMS)
+    pytester.makeconftest(
+        """
+import gc
+
+def pytest_collection(session):
+    print(f"frozen at start: {gc.get_freeze_count()}")
+
+def pytest_collection_modifyitems(items):
+    print(f"frozen when collected: {gc.get_freeze_count()} enabled: {gc.isenabled()}")
+"""
+    )
+    result = pytester.runpytest(
+        "--karenina", str(path), "--karenina-answering-model", "openai:gpt-4.1-mini",
+        "--collect-only", "-q", "-s",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    start = int(result.stdout.str().split("frozen at start: ")[1].split()[0])
+    line = result.stdout.str().split("frozen when collected: ")[1].splitlines()[0]
+    collected, _, enabled = line.split()
+    assert int(collected) > start + SETTLE_FROM_ITEMS
+    assert enabled == "True"

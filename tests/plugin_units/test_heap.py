@@ -49,3 +49,30 @@ def test_a_large_run_freezes_until_its_cleanup(settler: tuple[HeapSettler, FakeC
     [cleanup] = config.cleanups
     cleanup()
     assert gc.get_freeze_count() == 0 and not heap.frozen
+
+
+def test_freezing_fresh_items_starts_no_collector_pass(
+    settler: tuple[HeapSettler, FakeConfig],
+) -> None:
+    heap, config = settler
+    gc.unfreeze()
+    alive = [object() for _ in range(10)]
+    started: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        heap.freeze(SETTLE_FROM_ITEMS - 1)
+        assert gc.get_freeze_count() == 0 and not heap.frozen
+        heap.freeze(SETTLE_FROM_ITEMS)
+        seen = list(started)
+    finally:
+        gc.callbacks.remove(count)
+    assert seen == []
+    assert gc.get_freeze_count() >= len(alive) and heap.frozen
+    [cleanup] = config.cleanups
+    cleanup()
+    assert gc.get_freeze_count() == 0 and not heap.frozen

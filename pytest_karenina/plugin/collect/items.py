@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_karenina.checkpoint import CheckpointError, Question, load_checkpoint
+from pytest_karenina.checkpoint.gc_pause import collection_paused
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.config.verification import VerificationConfig
 from pytest_karenina.pipeline.run import replicate_numbers
@@ -25,6 +26,7 @@ from pytest_karenina.plugin.stash import (
     COLLECTED_KEY,
     CONFIG_KEY,
     GATE_POLICY_KEY,
+    HEAP_KEY,
     LABELLED_ITEMS_KEY,
     PREFETCHER_KEY,
     QUESTIONS_DIGEST_KEY,
@@ -131,7 +133,16 @@ def model_replicates(config: VerificationConfig, grouped: bool = False) -> list[
 class CheckpointFile(pytest.File):
     """A Karenina checkpoint named by ``--karenina`` (or the ini ``karenina_checkpoints``)."""
 
-    def collect(self) -> Iterator[pytest.Item]:
+    def collect(self) -> list[pytest.Item]:
+        # A large checkpoint's questions and items are no garbage: the collector pauses while
+        # they are built (it would walk them over and over) and they are frozen after.
+        with collection_paused():
+            items = list(self._items())
+        count = sum(isinstance(item, QuestionItem) for item in items)
+        self.config.stash[HEAP_KEY].freeze(count)
+        return items
+
+    def _items(self) -> Iterator[pytest.Item]:
         try:
             benchmark = load_checkpoint(self.path)
         except CheckpointError as exc:

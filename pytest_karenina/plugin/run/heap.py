@@ -38,10 +38,18 @@ class HeapSettler:
     def settle(self, items: int) -> None:
         """Collect the garbage there is now and freeze what survived, for a run of ``items``
         question items (nothing below :data:`SETTLE_FROM_ITEMS`)."""
+        if items >= SETTLE_FROM_ITEMS:
+            gc.collect()
+            self.freeze(items)
+
+    def freeze(self, items: int) -> None:
+        """Freeze what is alive now without collecting first, for ``items`` question items
+        just built (nothing below :data:`SETTLE_FROM_ITEMS`): collection freezes the
+        checkpoints' questions and items it made with the collector paused, none of it
+        garbage, so that no later pass walks them (a collection first would walk them all)."""
         global _freeze_at_exit_registered
         if items < SETTLE_FROM_ITEMS:
             return
-        gc.collect()
         gc.freeze()
         self.frozen = True
         if not _freeze_at_exit_registered:
