@@ -33,6 +33,7 @@ from pytest_karenina.plugin.process import (
     writes_html_report,
 )
 from pytest_karenina.plugin.report.github import GUARD
+from pytest_karenina.plugin.report.history_html import HistoryHtml
 from pytest_karenina.plugin.report.html import HtmlPlugin
 from pytest_karenina.plugin.report.judge_health import JudgeHealth, JudgeHealthHtml
 from pytest_karenina.plugin.run.heap import HeapSettler
@@ -113,6 +114,8 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
     if html:
         manager.register(HtmlPlugin(config, controller.summary, controller.gates), "karenina-html")
+        if controller.history is not None:
+            manager.register(HistoryHtml(controller.history), "karenina-history-html")
         if health is not None:
             manager.register(JudgeHealthHtml(health), "karenina-judge-health-html")
 

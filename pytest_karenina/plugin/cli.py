@@ -1,4 +1,5 @@
-"""The ``pytest-karenina`` command: ``pytest-karenina merge OUT.json SHARD.json...``.
+"""The ``pytest-karenina`` command: ``pytest-karenina merge OUT.json SHARD.json...`` and
+``pytest-karenina history PATH``.
 
 ``merge`` combines the exports of shard runs into one export, prints the summary the plugin
 prints (and a judge check's judge health), applies the same gates (pass rate, baseline, judge
@@ -43,6 +44,11 @@ from pytest_karenina.plugin.options.results_path import (
     check_output_path,
 )
 from pytest_karenina.plugin.report.github import github_output
+from pytest_karenina.plugin.report.history_command import (
+    HistoryCommandError,
+    append_merged,
+    show_history,
+)
 from pytest_karenina.plugin.report.judge_health import JudgeHealth
 from pytest_karenina.plugin.report.label_records import judge_health_of
 from pytest_karenina.plugin.report.merge import Merged, MergeError, merge_shards, write_merged
@@ -175,7 +181,43 @@ def _parser() -> argparse.ArgumentParser:
         help="how to annotate a failed question the baseline gate did not count against the "
         "run: notice (default), error or none",
     )
+    merge.add_argument(
+        "--history", type=Path, metavar="PATH", help="append the merged run to this run history"
+    )
+    merge.add_argument(
+        "--history-keep",
+        type=_count,
+        metavar="N",
+        help="with --history: keep only the benchmark's last N runs",
+    )
+    history = commands.add_parser(
+        "history", help="print a run history (--karenina-history): trends, failing and flaky items"
+    )
+    history.add_argument("path", type=Path, metavar="PATH", help="the history file")
+    history.add_argument(
+        "--checkpoint",
+        metavar="NAME",
+        help="the benchmark whose runs to show, by a checkpoint's file name (default: the "
+        "benchmark of the last record)",
+    )
+    history.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parser
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def _history(args: argparse.Namespace) -> int:
+    try:
+        show_history(args.path, args.checkpoint, args.json, sys.stdout)
+    except HistoryCommandError as exc:
+        sys.stderr.write(f"pytest-karenina history: {exc}\n")
+        return int(pytest.ExitCode.USAGE_ERROR)
+    return int(pytest.ExitCode.OK)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.error(f"name a COMMAND: {', '.join(_commands(parser))} (see pytest-karenina --help)")
+    if args.command == "history":
+        return _history(args)
+    if args.history_keep is not None and args.history is None:
+        parser.error("--history-keep: name the file with --history")
     try:
         if args.baseline_update and args.baseline is None:
             raise MergeError("--baseline-update: name the file with --baseline")
@@ -213,6 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     health_lines = health.lines() if health is not None else []
     for line in plain_text([*health_lines, *run_lines(summary, gates)], width):
         out.write(line + "\n")
+    if args.history is not None:
+        config = dict(merged.inputs[0].config or {})
+        found = append_merged(
+            args.history, args.history_keep, merged.run, config, merged.payloads, Path.cwd()
+        )
+        for line in found:
+            out.write(line + "\n")
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     if github:
         title = ", ".join(merged.run.get("checkpoints") or ()) or str(args.out.name)

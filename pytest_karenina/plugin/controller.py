@@ -27,6 +27,7 @@ from pytest_karenina.plugin.report.compact import compact_failure_summary, compa
 from pytest_karenina.plugin.report.export_sink import ExportSink
 from pytest_karenina.plugin.report.github import CommandGuard, github_output
 from pytest_karenina.plugin.report.header import header_lines
+from pytest_karenina.plugin.report.history_keeper import HistoryKeeper
 from pytest_karenina.plugin.report.item_record import item_record, run_record
 from pytest_karenina.plugin.report.judge_health import JudgeHealth
 from pytest_karenina.plugin.report.junit import write_suite_properties
@@ -103,6 +104,14 @@ class ControllerPlugin:
             models = [model.id or "" for model in config.stash[CONFIG_KEY].answering_models]
             self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged, models))
         self.gates += [CostCapGate(), self.lost_export]
+        self.history: HistoryKeeper | None = None
+        """The run-history file (``--karenina-history``): read now, appended at the end."""
+        if settings.ci.history is not None and not checking:
+            self.history = HistoryKeeper(
+                settings.ci.history, [path.name for path in settings.checkpoints],
+                config.stash[CONFIG_KEY].model_dump(mode="json", exclude={"replay_store"}),
+                config.rootpath, settings.ci.history_keep, settings.shard,
+            )  # fmt: skip
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         """A question whose replicates disagreed: ``~`` and ``PASSED (flaky 2/3)`` (``F`` and
@@ -189,6 +198,8 @@ class ControllerPlugin:
                 scenario_results=self.scenario_records or None,
                 errors=self.scenario_errors or None,
             )  # fmt: skip
+        if self.history is not None:
+            self.history.record(self.summary.payloads.values())
         partial = partial_reason(self.summary, exitstatus, stopped, selection)
         status = exit_status(session.exitstatus, self.summary, partial, self.gates)
         if self.narrowed and status == pytest.ExitCode.NO_TESTS_COLLECTED:
@@ -217,6 +228,8 @@ class ControllerPlugin:
         if self.judge_health is not None:
             write_lines(terminalreporter, self.judge_health.lines())
         write_lines(terminalreporter, run_lines(self.summary, self.gates))
+        if self.history is not None:
+            write_lines(terminalreporter, self.history.lines())
         reported = bool(self.summary.payloads or self.summary.skipped)
         if self.replay_usage is not None and reported:  # in the summary; none when nothing ran
             write_lines(terminalreporter, map(Line, self.replay_usage.lines))

@@ -98,4 +98,15 @@ CI_OPTIONS: tuple[Option, ...] = (
         metavar="HOW",
         choices=get_args(GithubKnownFailures),
     ),
+    Option(
+        "history",
+        "Append this run to a run-history file (JSON lines; the report and terminal show each "
+        "question's last runs and each model's trends; pytest-karenina history prints it)",
+        metavar="PATH",
+    ),
+    Option(
+        "history-keep",
+        "With --karenina-history: keep only the last N runs of this benchmark in the file",
+        metavar="N",
+    ),
 )

@@ -62,6 +62,10 @@ class CiSettings:
     """The output tokens an estimate assumes for an answer the store has not recorded."""
     changed_since: str | None = None
     """Run only the questions that changed since this git revision."""
+    history: Path | None = None
+    """The run-history file this run is appended to (``--karenina-history``)."""
+    history_keep: int | None = None
+    """Prune the history to this benchmark's last N runs."""
 
 
 def resolve_ci_settings(
@@ -109,6 +113,16 @@ def resolve_ci_settings(
         raise pytest.UsageError(
             "--karenina-max-cost: needs a price table (--karenina-prices FILE or karenina_prices)"
         )
+    history = _path(raw["history"])
+    keep = raw["history-keep"]
+    keep = None if keep is None else option_number(by_name["history-keep"], keep, int, 1)
+    if keep is not None and history is None:
+        raise pytest.UsageError("--karenina-history-keep: name the file with --karenina-history")
+    if history is not None and history in (*checkpoints, results, baseline):
+        raise pytest.UsageError(
+            f"--karenina-history {history}: is a checkpoint, the results export or the "
+            "baseline of this run; give the history a file of its own"
+        )
     return CiSettings(
         baseline=baseline,
         baseline_update=update,
@@ -125,7 +139,17 @@ def resolve_ci_settings(
             by_name["estimate-answer-tokens"], raw["estimate-answer-tokens"]
         ),
         changed_since=str(raw["changed-since"]) if raw["changed-since"] else None,
+        history=history,
+        history_keep=keep,
     )
+
+
+def _path(value: Any) -> Path | None:
+    """A path option's value, absolute (relative to the directory pytest started in)."""
+    if not value:
+        return None
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else Path.cwd() / path
 
 
 def _choice(option: Option, value: Any) -> str | None:
