@@ -59,9 +59,11 @@ def default_agent(
     model: ModelConfig, config: VerificationConfig, secrets: Sequence[str]
 ) -> AgentPort:
     """The built-in runtime for ``model``: the Claude Code CLI for ``claude_agent_sdk``,
-    deepagents for the other deep-agent interface, else a tool loop on LangChain's agent
-    runtime; its transport scrubs ``secrets`` from every model reply and tool result of a
-    run (the CLI runs its loop itself: its results are scrubbed at the port)."""
+    deepagents for the other deep-agent interface, for ``openai_endpoint`` and ``openrouter``
+    a tool loop speaking the wire protocol (:mod:`..llm.agents.endpoint_loop`), else a tool
+    loop on LangChain's agent runtime; its transport scrubs ``secrets`` from every model reply
+    and tool result of a run (the CLI runs its loop itself: its results are scrubbed at the
+    port)."""
     if model.interface == "claude_agent_sdk":
         return _claude_agent(model, config)
     missing = missing_agents_extra()
@@ -82,6 +84,10 @@ def default_agent(
         from pytest_karenina.llm.agents.deep_agent import DeepAgent
 
         return DeepAgent(model, transport=transport)
+    if model.interface in ("openai_endpoint", "openrouter"):
+        from pytest_karenina.llm.agents.endpoint_loop import EndpointToolLoop
+
+        return EndpointToolLoop(model, transport=transport)
     from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
 
     return ToolLoopAgent(model, transport=transport)

@@ -37,6 +37,14 @@ MALFORMED_BODY = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choic
 
 
 @dataclass(frozen=True)
+class ToolCalls:
+    """A reply calling several tools at once: ``(name, arguments)`` pairs, in order (the
+    calls' ids are ``call_test_<seq>_<index>``)."""
+
+    calls: tuple[tuple[str, Mapping[str, Any]], ...]
+
+
+@dataclass(frozen=True)
 class Fault:
     """A failure to answer with instead of a reply. Build one with the class methods."""
 
@@ -238,11 +246,20 @@ def build_completion(body: Body, value: object, rule: Rule | None, seq: int) -> 
     if fault is not None:
         value = fault.text
     tool = None
-    if fault is None or fault.kind != "empty_answer":
+    if (fault is None or fault.kind != "empty_answer") and not isinstance(value, ToolCalls):
         tool = _tool_to_call(body, value, rule)
-    text = _to_text(value)
+    text = _to_text(value) if not isinstance(value, ToolCalls) else ""
     message: Body = {"role": "assistant", "content": text, "refusal": None}
     finish = "stop"
+    if isinstance(value, ToolCalls):
+        message["content"] = None
+        message["tool_calls"] = [
+            {"id": f"call_test_{seq}_{index}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            for index, (name, arguments) in enumerate(value.calls)
+        ]  # fmt: skip
+        text = " ".join(json.dumps(arguments) for _, arguments in value.calls)
+        finish = "tool_calls"
     if tool is not None:
         message["content"] = None
         message["tool_calls"] = [

@@ -49,12 +49,10 @@ def _endpoint_model(model: ModelConfig) -> BaseChatModel:
     if not url:
         raise ValueError(f"model {model.id!r}: openai_endpoint needs endpoint_base_url")
     parts = urlsplit(url)
-    credentials, _, host = parts.netloc.rpartition("@")
-    body, headers = body_options(None, None, model.extra_kwargs)
+    host = parts.netloc.rpartition("@")[2]
+    body, _ = body_options(None, None, model.extra_kwargs)
+    headers = _extra_headers(model)
     key = endpoint_key(model)
-    if credentials and not key:
-        token = base64.b64encode(credentials.encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
     options: dict[str, Any] = {
         "model": model.model_name,
         "base_url": urlunsplit(parts._replace(netloc=host)),
@@ -67,11 +65,30 @@ def _endpoint_model(model: ModelConfig) -> BaseChatModel:
     }
     if model.request_timeout is not None:
         options["timeout"] = model.request_timeout
-    return _lean_chat_openai()(**options)
+    return lean_chat_openai()(**options)
+
+
+def _extra_headers(model: ModelConfig) -> dict[str, str]:
+    """The headers an endpoint model adds to the client's: ``extra_kwargs.default_headers``,
+    and basic auth for ``user:password`` in the URL when there is no key."""
+    from urllib.parse import urlsplit
+
+    _, headers = body_options(None, None, model.extra_kwargs)
+    credentials = urlsplit(endpoint_url(model) or "").netloc.rpartition("@")[0]
+    if credentials and not endpoint_key(model):
+        token = base64.b64encode(credentials.encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    return headers
+
+
+def endpoint_headers(model: ModelConfig) -> dict[str, str]:
+    """The authorization and extra headers the agent's ``ChatOpenAI`` client sends to an
+    endpoint model (the client's key header, which the model's own headers override)."""
+    return {"Authorization": f"Bearer {endpoint_key(model) or NO_KEY}", **_extra_headers(model)}
 
 
 @functools.cache
-def _lean_chat_openai() -> type[BaseChatModel]:
+def lean_chat_openai() -> type[BaseChatModel]:
     """``ChatOpenAI`` whose chat-completions requests carry the messages and tools in
     ``extra_body``: the same JSON on the wire, without the openai SDK's per-request walk of
     its request types, which costs milliseconds per call and grows with the conversation

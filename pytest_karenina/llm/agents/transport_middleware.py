@@ -93,8 +93,8 @@ class TransportMiddleware(AgentMiddleware):
         return scrubbed_output(await handler(request), self.scrubber)
 
     async def _once(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        if self.rate_limiter is not None:
-            await asyncio.to_thread(self.rate_limiter.wait_turn, self.key)
+        if self.rate_limiter is not None and self.rate_limiter.requests_per_minute is not None:
+            await asyncio.to_thread(self.rate_limiter.wait_turn, self.key)  # unpaced: no thread
         semaphore = self.limiter.semaphore(self.key) if self.limiter is not None else None
         if semaphore is None:
             return await handler(request)
