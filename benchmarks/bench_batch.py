@@ -4,10 +4,10 @@
 
 Runs the two waves of a template_only run (answers, then judge calls with a JSON schema)
 of N questions through the batch core against the scripted Batch API server (real HTTP),
-one thread per question, and prints: batches per run, requests per batch, CPU per
-question (the whole process's, the scripted servers' included) (batched, and the same calls live through ``openai_endpoint`` for comparison),
-and the resume overhead: the CPU and wall time of a second run that re-attaches to the first
-run's batches through the state file instead of submitting.
+one thread per question, and prints: batches per run, requests per batch, CPU per question
+(the whole process's, the scripted servers' included), batched and the same calls live
+through ``openai_endpoint``, and the resume overhead: the CPU and wall time of a second run
+that re-attaches to the first run's batches through the state file instead of submitting.
 """
 
 from __future__ import annotations
