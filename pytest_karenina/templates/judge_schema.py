@@ -9,7 +9,7 @@ as in Karenina's prompts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic.json_schema import model_json_schema
 
@@ -51,3 +51,17 @@ def judge_schema(answer_class: type[BaseAnswer]) -> dict[str, Any]:
             _drop_trace_properties(definition)
     result: dict[str, Any] = strip_verification(schema)
     return result
+
+
+_CACHE = "__karenina_judge_schema__"
+
+
+def shared_judge_schema(answer_class: type[BaseAnswer]) -> dict[str, Any]:
+    """:func:`judge_schema` made once per class and kept on it: every call returns the same
+    dict, which callers must not modify. A template asked again (replicates, more answering
+    models, deep judgment's several prompts) pays pydantic's schema generation once."""
+    cached = answer_class.__dict__.get(_CACHE)
+    if cached is None:
+        cached = judge_schema(answer_class)
+        type.__setattr__(answer_class, _CACHE, cached)
+    return cast(dict[str, Any], cached)

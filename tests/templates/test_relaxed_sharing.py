@@ -1,7 +1,9 @@
-"""Relaxed classes shared by templates of one shape, and the reply schema of each template."""
+"""Relaxed classes shared by templates of one shape, the reply schema of each template, and
+the judge schema made once per class."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any, Optional
 
@@ -10,8 +12,9 @@ from pydantic import ValidationError, create_model
 
 from pytest_karenina.llm.ports import ChatMessage, ModelReply, ModelRequest, Usage
 from pytest_karenina.llm.service import LLMService
-from pytest_karenina.templates import BaseAnswer, compile_template
+from pytest_karenina.templates import BaseAnswer, compile_template, judge_schema
 from pytest_karenina.templates.extraction import relaxed_class, relaxed_schema
+from pytest_karenina.templates.judge_schema import shared_judge_schema
 
 SHAPED = '''
 class Answer(BaseAnswer):
@@ -130,3 +133,20 @@ def test_the_parse_request_carries_each_templates_reply_schema() -> None:
         "Question 9132.",
     ]
     assert [request.schema_name for request in raw.requests] == ["Answer__Relaxed"] * 2
+
+
+def test_the_judge_schema_is_made_once_per_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge_schema_module = importlib.import_module("pytest_karenina.templates.judge_schema")
+    made: list[type[Any]] = []
+    real = judge_schema_module.model_json_schema
+
+    def counting(cls: type[Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        made.append(cls)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(judge_schema_module, "model_json_schema", counting)
+    first, second = _template(9141), _template(9142)
+    schemas = [shared_judge_schema(cls) for cls in (first, first, second, first)]
+    assert made == [first, second]
+    assert schemas[0] is schemas[1] is schemas[3]
+    assert schemas[0] == judge_schema(first) and schemas[2] == judge_schema(second)

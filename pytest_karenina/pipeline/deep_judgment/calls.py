@@ -33,7 +33,8 @@ from pytest_karenina.prompts.deep_judgment import (
     reasoning_messages,
     reasoning_only_messages,
 )
-from pytest_karenina.templates import BaseAnswer, judge_schema
+from pytest_karenina.templates import BaseAnswer
+from pytest_karenina.templates.judge_schema import shared_judge_schema
 
 NOT_ATTRIBUTES = frozenset({"id", "correct", "regex"})
 """Template names that are never attributes (trace fields are not in the judge schema)."""
@@ -74,7 +75,7 @@ class GatheredExcerpts:
 def excerpt_attributes(answer_class: type[BaseAnswer]) -> dict[str, str]:
     """The attributes the judge must quote evidence for: the judge schema's properties (no
     trace fields) without ``id``, ``correct`` and ``regex``, with their descriptions."""
-    properties: Mapping[str, Any] = judge_schema(answer_class).get("properties", {})
+    properties: Mapping[str, Any] = shared_judge_schema(answer_class).get("properties", {})
     return {
         name: str(spec.get("description") or "") if isinstance(spec, Mapping) else ""
         for name, spec in properties.items()

@@ -36,7 +36,8 @@ from pytest_karenina.prompts.deep_judgment import (
     REASONING_TASK,
     final_parse_messages,
 )
-from pytest_karenina.templates import BaseAnswer, judge_schema
+from pytest_karenina.templates import BaseAnswer
+from pytest_karenina.templates.judge_schema import shared_judge_schema
 
 DEEP_JUDGMENT = "deep_judgment_outcome"
 """Artifact: the item's :class:`TemplateDeepJudgment`, when ParseTemplate ran it."""
@@ -176,7 +177,7 @@ def deep_parse(
     outcome.stages_completed.append("reasoning")
     messages = final_parse_messages(
         question, reasoning or {name: "(no reasoning)" for name in attributes},
-        json.dumps(judge_schema(answer_class), indent=2),
+        json.dumps(shared_judge_schema(answer_class), indent=2),
         extraction_hints=extraction_hints, instructions=told.get("parsing"),
     )  # fmt: skip
     reply = parser.parse(

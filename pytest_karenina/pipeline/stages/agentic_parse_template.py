@@ -39,8 +39,9 @@ from pytest_karenina.prompts.agentic_parsing import (
     report_text,
 )
 from pytest_karenina.results.trace import render_trace
-from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
+from pytest_karenina.templates import BaseAnswer, template_mode
 from pytest_karenina.templates.extraction import relaxed_class, relaxed_schema
+from pytest_karenina.templates.judge_schema import shared_judge_schema
 
 TRACE_FILE = ".karenina_answering_trace.txt"
 """Where ``agentic_parsing_materialize_trace`` writes the answering trace in the workspace."""
@@ -109,7 +110,7 @@ class AgenticParseTemplateStage(BaseVerificationStage):
             return None
         shown = prompt_path(workspace, context.parsing_model.interface) if workspace else None
         messages = investigation_messages(
-            context.question_text, judge_schema(raw_class),
+            context.question_text, shared_judge_schema(raw_class),
             trace=None if mode == "workspace_only" else trace, workspace=shown,
             trace_file=trace_file, instructions=prompt_instructions(context, INVESTIGATION_TASK),
         )  # fmt: skip
@@ -151,7 +152,7 @@ class AgenticParseTemplateStage(BaseVerificationStage):
         assert judge is not None
         messages = parsing_messages(
             context.question_text, report_text(run.final_response, trace),
-            judge_schema(raw_class), extraction_hints=hints_for(context, raw_class),
+            shared_judge_schema(raw_class), extraction_hints=hints_for(context, raw_class),
             instructions=prompt_instructions(context, EXTRACTION_TASK),
         )  # fmt: skip
         relaxed = relaxed_class(raw_class)

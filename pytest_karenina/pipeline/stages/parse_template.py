@@ -40,8 +40,9 @@ from pytest_karenina.prompts.deep_judgment import (
     REASONING_ONLY_TASK,
     REASONING_TASK,
 )
-from pytest_karenina.templates import BaseAnswer, judge_schema, template_mode
+from pytest_karenina.templates import BaseAnswer, template_mode
 from pytest_karenina.templates.extraction import relaxed_class, relaxed_schema, strict_rebuild
+from pytest_karenina.templates.judge_schema import shared_judge_schema
 from pytest_karenina.templates.time_limit import time_limit
 
 JUDGE_RAW_OUTPUT = "judge_raw_output"
@@ -100,7 +101,7 @@ class ParseTemplateStage(BaseVerificationStage):
         messages = parsing_messages(
             context.question_text,
             text,
-            judge_schema(raw_class),
+            shared_judge_schema(raw_class),
             extraction_hints=hints_for(context, raw_class),
             instructions=prompt_instructions(context, "parsing"),
         )
