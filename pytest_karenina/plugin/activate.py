@@ -113,7 +113,8 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
     if role is ProcessRole.XDIST_CONTROLLER:
         manager.register(XdistControllerPlugin(config, settings), "karenina-xdist")
     if html:
-        manager.register(HtmlPlugin(config, controller.summary, controller.gates), "karenina-html")
+        plugin = HtmlPlugin(config, controller.summary, controller.gates, controller.side_by_side)
+        manager.register(plugin, "karenina-html")
         if controller.history is not None:
             manager.register(HistoryHtml(controller.history), "karenina-history-html")
         if health is not None:

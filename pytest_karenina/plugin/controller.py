@@ -16,6 +16,7 @@ from pytest_karenina.plugin.gates.baseline_gate import (
     known_failures,
     partial_reason,
 )
+from pytest_karenina.plugin.gates.baseline_side import baseline_side_by_side
 from pytest_karenina.plugin.gates.completeness import CostCapGate, LostExportGate
 from pytest_karenina.plugin.gates.judge_kappa import JudgeKappaGate
 from pytest_karenina.plugin.gates.pass_rate import PassRateGate
@@ -104,6 +105,9 @@ class ControllerPlugin:
             models = [model.id or "" for model in config.stash[CONFIG_KEY].answering_models]
             self.gates.append(BaselineGate(settings.ci, settings.shard, unchanged, models))
         self.gates += [CostCapGate(), self.lost_export]
+        args = config.invocation_params.args
+        self.side_by_side = baseline_side_by_side(settings, self.gates, args)
+        """Regressions side by side with the baseline run (``--karenina-baseline-results``)."""
         self.history: HistoryKeeper | None = None
         """The run-history file (``--karenina-history``): read now, appended at the end."""
         if settings.ci.history is not None and not checking:
@@ -228,6 +232,8 @@ class ControllerPlugin:
         if self.judge_health is not None:
             write_lines(terminalreporter, self.judge_health.lines())
         write_lines(terminalreporter, run_lines(self.summary, self.gates))
+        if self.side_by_side is not None:
+            write_lines(terminalreporter, self.side_by_side.lines())
         if self.history is not None:
             write_lines(terminalreporter, self.history.lines())
         reported = bool(self.summary.payloads or self.summary.skipped)

@@ -44,6 +44,12 @@ CI_OPTIONS: tuple[Option, ...] = (
         choices=get_args(BaselineFailOn),
     ),
     Option(
+        "baseline-results",
+        "The baseline run's results export (--karenina-results): each regression's row of "
+        "the HTML report shows what changed since, side by side",
+        metavar="PATH",
+    ),
+    Option(
         "score-tolerance",
         "How far a granular or rubric score may drop below the baseline (default 0)",
         metavar="X",

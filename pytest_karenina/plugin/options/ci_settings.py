@@ -45,6 +45,8 @@ class CiSettings:
     """``(NEW, OLD)``: compare the run's model NEW with the baseline's model OLD."""
     baseline_fail_on: BaselineFailOn = "regression"
     """Whether likely regressions fail the baseline gate too (``likely``)."""
+    baseline_results: Path | None = None
+    """The baseline run's results export, for the side by side of regressions."""
     score_tolerance: float = 0.0
     github: bool = False
     """Write ``::error`` annotations and the job summary (GitHub Actions)."""
@@ -106,6 +108,14 @@ def resolve_ci_settings(
         raise pytest.UsageError(
             "--karenina-baseline-model: name the baseline with --karenina-baseline"
         )
+    baseline_results = None
+    if raw["baseline-results"]:
+        if baseline is None:
+            label = by_name["baseline-results"].label
+            raise pytest.UsageError(f"{label}: name the baseline with --karenina-baseline")
+        baseline_results = Path(str(raw["baseline-results"])).expanduser()
+        if not baseline_results.is_absolute():
+            baseline_results = Path.cwd() / baseline_results
     github = flag("github")
     prices = _prices(config)
     max_cost = None if raw["max-cost"] is None else number("max-cost", float, 0.0)
@@ -128,6 +138,7 @@ def resolve_ci_settings(
         baseline_update=update,
         baseline_models=mapping,
         baseline_fail_on=cast("BaselineFailOn", fail_on or "regression"),
+        baseline_results=baseline_results,
         score_tolerance=number("score-tolerance", float, 0.0),
         github=os.environ.get("GITHUB_ACTIONS") == "true" if github is None else github,
         annotations=number("github-annotations", int, DEFAULT_ANNOTATIONS),

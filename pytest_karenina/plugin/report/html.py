@@ -36,6 +36,7 @@ from pytest_karenina.plugin.report.html_page import page_html
 from pytest_karenina.plugin.report.judge_agreement import item_line, item_votes
 from pytest_karenina.plugin.report.pass_rates import pass_rate, pass_rates_by_model
 from pytest_karenina.plugin.report.scenario_html import scenario_extras
+from pytest_karenina.plugin.report.side_by_side import SideBySide
 from pytest_karenina.plugin.report.statements import GateStatement
 from pytest_karenina.plugin.report.summary import RunSummary
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
@@ -276,11 +277,30 @@ class HtmlPlugin:
     controller's, handed over when the plugin is registered."""
 
     def __init__(
-        self, config: pytest.Config, summary: RunSummary, gates: Sequence[GateStatement] = ()
+        self,
+        config: pytest.Config,
+        summary: RunSummary,
+        gates: Sequence[GateStatement] = (),
+        side_by_side: SideBySide | None = None,
     ) -> None:
         self.config = config
         self.summary = summary
         self.gates = gates
+        self.side_by_side = side_by_side
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """A regression's row gets what changed since the baseline, side by side: now, while
+        its report still holds its results (the controller drops them once exported)."""
+        sent = getattr(report, "karenina", None)
+        if self.side_by_side is None or not isinstance(sent, dict) or not sent.get("results"):
+            return
+        found = self.side_by_side.extra_html(ItemPayload.from_json(sent))
+        if found is not None:
+            from pytest_html import extras
+
+            extra = getattr(report, "extras", None)
+            report.extras = [*(extra if isinstance(extra, list) else []), extras.html(found)]  # type: ignore[attr-defined]
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         for offset, (column, title) in enumerate(COLUMNS):
@@ -360,4 +380,6 @@ class HtmlPlugin:
             f"{gate_details_html(self.gates)}</div>"
         )
         prefix.append(clusters_html(summary.clusters))
+        if self.side_by_side is not None:
+            prefix.append(self.side_by_side.summary_html())
         postfix.append(page_html(summary.payloads.values(), summary.compare_to))

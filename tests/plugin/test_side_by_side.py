@@ -1,0 +1,185 @@
+"""Regressions side by side (``--karenina-baseline-results``) and failure clusters, through
+pytest over real HTTP: the HTML rows and summary, the terminal, a damaged or foreign baseline
+export, and the reproducing command run offline."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.plugin_helpers import endpoint_args, rendered_dom, screenshot
+from tests.plugin.test_baselines import answers, checkpoint
+from tests.plugin.test_html import extras_html, report_data, row
+from tests.support.openai_server import OpenAIServer
+
+Q1, Q2 = "capitals.jsonld::q1", "capitals.jsonld::q2"
+
+
+def run(pytester: pytest.Pytester, server: OpenAIServer, *options: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        "--karenina", str(checkpoint(pytester.path)), *endpoint_args(server), *options
+    )
+
+
+@pytest.fixture
+def accepted(pytester: pytest.Pytester, openai_server: OpenAIServer) -> tuple[Path, Path]:
+    """The baseline and its run's export: every capital right."""
+    baseline, export = pytester.path / "baseline.json", pytester.path / "accepted.json"
+    answers(openai_server)
+    result = run(pytester, openai_server, f"--karenina-baseline={baseline}",
+                 "--karenina-baseline-update", f"--karenina-results={export}")  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    return baseline, export
+
+
+def compared(
+    pytester: pytest.Pytester, server: OpenAIServer, accepted: tuple[Path, Path], *options: str
+) -> tuple[pytest.RunResult, Path]:
+    """q2 answered Milan now; the run compared with the baseline, its export given."""
+    baseline, export = accepted
+    report = pytester.path / "report.html"
+    answers(server, q2="Milan")
+    result = run(pytester, server, f"--karenina-baseline={baseline}",
+                 f"--karenina-baseline-results={export}", f"--html={report}",
+                 "--self-contained-html", *options)  # fmt: skip
+    return result, report
+
+
+def test_a_regression_row_shows_what_changed_and_how_to_reproduce_it(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, accepted: tuple[Path, Path],
+    dist: list[str],
+) -> None:  # fmt: skip
+    store = pytester.path / "now.replay.jsonl"
+    result, report = compared(pytester, openai_server, accepted, "--karenina-replay=record",
+                              f"--karenina-replay-store={store}", *dist)  # fmt: skip
+    result.assert_outcomes(passed=2, failed=1)
+    data = report_data(report)
+    regressed = extras_html(row(data, Q2))
+    assert "Since the baseline (accepted.json): pass -&gt; verify_fail" in regressed
+    # The answers word by word: only the city changed.
+    assert re.search(r"It is <del [^>]*>Rome\.</del><ins [^>]*>Milan\.</ins>", regressed)
+    assert "(-1 +1 words)" in regressed
+    # The fields side by side, the flipped one marked.
+    flipped = re.search(r'<tr class="karenina-flipped"[^>]*><td>capital <strong>flipped', regressed)
+    assert flipped is not None
+    assert "<td>&#x27;Rome&#x27;</td><td>&#x27;Rome&#x27;</td><td>&#x27;Milan&#x27;</td>" in (
+        regressed
+    )
+    assert "karenina-side-by-side" not in extras_html(row(data, Q1))  # it passed
+    text = report.read_text(encoding="utf-8")
+    assert "1 regressions shown side by side with accepted.json" in text
+
+    # The command reproduces the item offline: strict replay of this run's store, no server.
+    command = re.search(r'karenina-reproduce"><strong>Reproduce offline </strong><code>([^<]*)',
+                        regressed)  # fmt: skip
+    assert command is not None
+    args = shlex.split(html.unescape(command.group(1)))
+    assert args[:3] == ["pytest", "--karenina", Q2] and args[-2:] == ["--karenina-replay", "strict"]
+    assert f"--karenina-replay-store={store}" in args and "--html" not in " ".join(args)
+    openai_server.reset()
+    again = pytester.runpytest(*args[1:])
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*capital: 'Milan' != 'Rome'*"])
+    assert openai_server.requests == []
+
+
+def test_failure_clusters_top_the_report_and_the_terminal(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, accepted: tuple[Path, Path]
+) -> None:
+    result, report = compared(pytester, openai_server, accepted)
+    result.stdout.fnmatch_lines([
+        "outcomes: pass 2, verify_fail 1",
+        "failure clusters (1, by size):",
+        "  capital (verify()): 'Rome' vs 'Milan' x 1",
+    ])  # fmt: skip
+    text = report.read_text(encoding="utf-8")
+    section = text.split('<section class="karenina-clusters">', 1)[1].split("</section>")[0]
+    assert "<summary>capital (verify()): &#x27;Rome&#x27; vs &#x27;Milan&#x27; x 1</summary>" in (
+        section
+    )
+    assert f'<a href="#{Q2}">{Q2}</a>' in section
+
+
+@pytest.mark.subprocess
+def test_side_by_side_and_clusters_render_in_headless_chromium(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, accepted: tuple[Path, Path]
+) -> None:
+    result, report = compared(pytester, openai_server, accepted)
+    result.assert_outcomes(passed=2, failed=1)
+    dom = rendered_dom(pytester, report)
+    clusters = dom.split('<section class="karenina-clusters">', 1)[1].split("</section>")[0]
+    assert '<details class="karenina-cluster" data-cluster="0" data-size="1">' in clusters
+    regressed = dom.split(f'id="{Q2}"', 1)[1].split('<tbody class="results-table-row', 1)[0]
+    assert '<section class="karenina-side-by-side">' in regressed
+    assert re.search(r'<del class="karenina-del"[^>]*>Rome\.</del>', regressed)
+    assert 'class="karenina-flipped"' in regressed
+    picture = screenshot(pytester, report)
+    assert picture.startswith(b"\x89PNG\r\n\x1a\n") and len(picture) > 20_000
+
+
+def torn(text: str) -> tuple[str, str]:
+    """q2's result line cut short."""
+    lines = text.splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines, 1) if '"question_id": "q2"' in line)
+    lines[number - 1] = lines[number - 1][:40] + "\n"
+    return "".join(lines), f"line {number}: damaged"
+
+
+def newer(text: str) -> tuple[str, str]:
+    found = text.replace('"format_version": "2.2"', '"format_version": "9.0"', 1)
+    return found, "line 1: format_version '9.0' is newer"
+
+
+def foreign(text: str) -> tuple[str, str]:
+    found = text.replace('"checkpoints": ["capitals.jsonld"]', '"checkpoints": ["other.jsonld"]')
+    return found, "a run of another benchmark (other.jsonld"
+
+
+def garbage(text: str) -> tuple[str, str]:
+    return "not json\n", "line 1: not the header of a results export"
+
+
+@pytest.mark.parametrize("damage", [torn, newer, foreign, garbage])
+def test_a_bad_baseline_export_is_named_and_the_reports_go_on(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, accepted: tuple[Path, Path],
+    damage: Callable[[str], tuple[str, str]],
+) -> None:  # fmt: skip
+    export = accepted[1]
+    damaged, said = damage(export.read_text(encoding="utf-8"))
+    assert damaged != export.read_text(encoding="utf-8")
+    export.write_text(damaged, encoding="utf-8")
+    result, report = compared(pytester, openai_server, accepted)
+
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([f"karenina baseline results {export}: *{said}*"])
+    result.stdout.fnmatch_lines(["failure clusters (1, by size):"])
+    assert export.read_text(encoding="utf-8") == damaged  # read, never written
+    text = report.read_text(encoding="utf-8")
+    assert html.escape(f"baseline results {export}: ") in text and "karenina-clusters" in text
+    # q2's own line is the one lost (torn), or the whole file is not used: no side by side
+    assert "karenina-side-by-side" not in extras_html(row(report_data(report), Q2))
+
+
+def test_the_option_needs_a_baseline(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    result = run(pytester, openai_server, "--karenina-baseline-results=x.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--karenina-baseline-results: name the baseline with --karenina-baseline*"]
+    )
+
+
+def test_the_export_json_is_what_the_side_by_side_reads(accepted: tuple[Path, Path]) -> None:
+    """The baseline export is plain JSON with one result per line (what the reader relies on)."""
+    export = accepted[1]
+    data = json.loads(export.read_text(encoding="utf-8"))
+    lines = export.read_text(encoding="utf-8").splitlines()
+    assert len(data["results"]) == 3
+    assert all(line.startswith('{"metadata"') for line in lines[1:4])
