@@ -33,7 +33,7 @@ from pytest_karenina.plugin.verdict.outcome import (
     worst_outcome,
 )
 from pytest_karenina.results.agent_metrics import is_agent_run
-from pytest_karenina.results.cost import PriceTable, results_cost
+from pytest_karenina.results.cost import PriceTable, results_cost, stage_costs
 from pytest_karenina.rubrics.gates import TraitCheck, gate_summary
 
 if TYPE_CHECKING:
@@ -266,6 +266,9 @@ class ItemPayload:
     """With a price table: ``[answerer, judge]`` USD."""
     unpriced: tuple[str, ...] = ()
     """Models the item used that the price table has no price for."""
+    stage_cost: dict[str, float] | None = None
+    """With a price table: USD per pipeline stage (``stage_costs``); the run summary folds
+    it into its cost tally and keeps none per item."""
     fingerprint: dict[str, str] | None = None
     """What the verdict was measured with: a hash per part (question, template, rubric,
     judge, prompts; :mod:`~.collect.fingerprint`), for baselines."""
@@ -324,6 +327,7 @@ class ItemPayload:
             seconds=sum(result.metadata.execution_time or 0.0 for result in results),
             cost=[cost.answerer, cost.judge] if cost is not None else None,
             unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
+            stage_cost=stage_costs(results, prices) if prices is not None else None,
             fingerprint=fingerprint,
             answers=answer_hashes(results),
         )
@@ -337,7 +341,7 @@ class ItemPayload:
             scenario = {key: scenario.get(key) for key in kept}
         return dataclasses.replace(
             self, question=None, results=[], summaries=[], judges=[], flaky_sides=[],
-            scenario=scenario,
+            scenario=scenario, stage_cost=None,
         )  # fmt: skip
 
     @classmethod

@@ -145,7 +145,7 @@ ITEM = [
     "score", "input_tokens", "output_tokens", "rubric", "rubric.passed", "rubric.gated",
     "rubric.traits", "summaries", "results", "flaky", "replicates", "replicate_passes",
     "seconds", "cost", "unpriced", "outcome", "reason", "answers", "fingerprint", "judges",
-    "flaky_sides",
+    "flaky_sides", "stage_cost", "stage_cost.answer_generation", "stage_cost.parsing",
     *(f"fingerprint.{part}" for part in ("question", "template", "rubric", "judge", "prompts")),
     *(f"summaries.0.{name}" for name in SUMMARY),
 ]  # fmt: skip
@@ -173,11 +173,12 @@ WHOLE = {"verification_config", "rubric_definition", "results", "extraction"}
 OPTIONAL = {
     "shared_data", f"{FAILED_ITEM}.reason", f"{FAILED_ITEM}.fingerprint",
     f"{FAILED_ITEM}.answers", f"{FAILED_ITEM}.judges", f"{FAILED_ITEM}.flaky_sides",
+    *(f"{FAILED_ITEM}.stage_cost{part}" for part in ("", ".answer_generation", ".parsing")),
     "pytest_karenina.run.baseline_models", "pytest_karenina.run.baseline_fail_on",
     "pytest_karenina.run.judge_check", "pytest_karenina.run.min_judge_kappa",
 }  # fmt: skip
 """Fields a shard export may leave out (all but the first two: exports written before issue
-26): the merge reads the others."""
+26, or 30 for ``stage_cost``): the merge reads the others."""
 
 
 def parts(field: str) -> list[str | int]:

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_karenina.results.cost import Cost, Price, PriceError, PriceTable, results_cost
+from pytest_karenina.results.cost import (
+    Cost,
+    Price,
+    PriceError,
+    PriceTable,
+    results_cost,
+    stage_costs,
+)
 from tests.results.builders import result
 
 TABLE = PriceTable.from_lines(["gpt-4o = 2 8", "judge = 1/1"], "test")
@@ -36,6 +43,16 @@ def test_models_without_a_price_are_named_not_counted() -> None:
     cost = results_cost([result(usage_metadata=usage(judge_model="langchain:other"))], TABLE)
     assert cost == Cost(answerer=6.0, judge=0.0, unpriced=frozenset({"langchain:other"}))
     assert results_cost([result()], TABLE) == Cost()
+
+
+def test_stage_costs_add_up_to_the_items_cost() -> None:
+    """The report's cost per stage: each stage priced, a shared answer once, unpriced
+    stages left out."""
+    both = [result(usage_metadata=usage()), result(usage_metadata=usage())]
+    assert stage_costs(both, TABLE) == {"answer_generation": 6.0, "parsing": 4.0}
+    assert sum(stage_costs(both, TABLE).values()) == results_cost(both, TABLE).total
+    unpriced = [result(usage_metadata=usage(judge_model="langchain:other"))]
+    assert stage_costs(unpriced, TABLE) == {"answer_generation": 6.0}
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_karenina.plugin.payload import ItemPayload, tokens
 from pytest_karenina.plugin.verdict.outcome import Outcome
-from pytest_karenina.results.cost import PriceTable, results_cost
+from pytest_karenina.results.cost import PriceTable, results_cost, stage_costs
 from pytest_karenina.scenarios import ScenarioError
 from pytest_karenina.scenarios.batch import stopped_error
 
@@ -66,6 +66,7 @@ def scenario_payload(
         seconds=sum(result.metadata.execution_time or 0.0 for result in item.results),
         cost=[cost.answerer, cost.judge] if cost is not None else None,
         unpriced=tuple(sorted(cost.unpriced)) if cost is not None else (),
+        stage_cost=stage_costs(item.results, prices) if prices is not None else None,
         scenario=scenario,
         fingerprint=(
             fingerprints.of_scenario(item.scenario_name, item.raw, rubrics)

@@ -150,6 +150,7 @@ class ItemRecord(BaseModel):
     seconds: Money
     cost: Annotated[list[Money], Field(min_length=2, max_length=2)] | None
     unpriced: list[str]
+    stage_cost: dict[str, Money] | None = None  # from issue 30 on
     fingerprint: FingerprintRecord | None = None  # not in exports written before issue 26
     answers: list[str] = Field(default_factory=list)
     judges: list[JudgeRecord] = Field(default_factory=list)  # from issue 26 on

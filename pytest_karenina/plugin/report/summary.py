@@ -73,7 +73,7 @@ class RunSummary:
         if payload.nodeid in self.payloads:
             return False
         model = self._rubric.setdefault(payload.answering_model or "?", {})
-        self.cost.add(payload.cost, payload.unpriced)
+        self.cost.add(payload.cost, payload.unpriced, payload.stage_cost)
         if payload.flaky:
             name = f"{payload.question_id} [{payload.answering_model}]"
             self.flaky.append(f"{name} {payload.flaky}")

@@ -101,9 +101,10 @@ def data_table(caption: str, head: Sequence[str], rows: Sequence[Sequence[object
     body = "".join(
         "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows
     )
+    # A table is as wide as its cells whatever its own width: a block around it hides it.
     return (
-        f'<table class="karenina-sr-only"><caption>{esc(caption)}</caption>'
-        f"<tr>{cells}</tr>{body}</table>"
+        f'<div class="karenina-sr-only"><table><caption>{esc(caption)}</caption>'
+        f"<tr>{cells}</tr>{body}</table></div>"
     )
 
 
@@ -178,11 +179,13 @@ def interval_bars(
 
 @dataclass(frozen=True)
 class Segment:
-    """One part of a stacked bar: ``count`` of ``name``, drawn in ``fill``."""
+    """One part of a stacked bar: ``count`` of ``name``, drawn in ``fill``; ``shown`` is
+    the count as written (the count itself by default)."""
 
     name: str
     count: float
     fill: str
+    shown: str = ""
 
 
 def legend(
@@ -203,10 +206,11 @@ def legend(
 
 def stacked_bars(
     key: str, title: str, desc: str, rows: Sequence[tuple[str, Sequence[Segment]]],
-    names: Sequence[tuple[str, str]],
+    names: Sequence[tuple[str, str]], maximum: float | None = None,
 ) -> str:  # fmt: skip
-    """One bar per row, its segments side by side as shares of the row's total (100% wide);
-    a segment wide enough shows its count; ``names`` (name, fill) make the legend."""
+    """One bar per row, its segments side by side as shares of the row's total (every row
+    100% wide), or with ``maximum`` to scale (a row as long as its total of ``maximum``); a
+    segment wide enough shows its count; ``names`` (name, fill) make the legend."""
     plot = WIDTH - LABEL - 10
     top = 6
     parts = []
@@ -216,11 +220,11 @@ def stacked_bars(
         parts.append(_label(middle + 4, label))
         x = float(LABEL)
         for segment in segments:
-            width = scale(segment.count, total, plot)
+            width = scale(segment.count, total if maximum is None else maximum, plot)
             share = segment.count / total if total else 0.0
-            tip = f"{label}: {segment.name} {num(segment.count)} ({share:.0%})"
+            shown = segment.shown or num(segment.count)
+            tip = f"{label}: {segment.name} {shown} ({share:.0%})"
             parts.append(rect(x, middle - BAR / 2, width, BAR, segment.fill, tip))
-            shown = num(segment.count)
             if width >= 8 + 7 * len(shown):
                 parts.append(
                     f'<text x="{num(x + width / 2)}" y="{num(middle + 4)}" text-anchor="middle" '

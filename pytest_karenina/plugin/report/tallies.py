@@ -129,8 +129,15 @@ class CostTally:
     priced: int = 0
     unpriced: set[str] = field(default_factory=set)
     capped: int = 0
+    stages: dict[str, float] = field(default_factory=dict)
+    """USD per pipeline stage (``answer_generation``, ``parsing``, ...)."""
 
-    def add(self, cost: list[float] | None, unpriced: Iterable[str]) -> None:
+    def add(
+        self, cost: list[float] | None, unpriced: Iterable[str],
+        stages: dict[str, float] | None = None,
+    ) -> None:  # fmt: skip
+        for stage, usd in (stages or {}).items():
+            self.stages[stage] = self.stages.get(stage, 0.0) + usd
         if cost is None:
             return
         self.priced += 1
