@@ -26,6 +26,7 @@ from pytest_karenina.plugin.report.cells import (
     rubric_cell,
     score_cell,
 )
+from pytest_karenina.plugin.report.charts import charts_html
 from pytest_karenina.plugin.report.cluster_text import clusters_html
 from pytest_karenina.plugin.report.comparison import comparison_html
 from pytest_karenina.plugin.report.conversation import result_conversation
@@ -376,7 +377,8 @@ class HtmlPlugin:
             )
             + '</p><table class="karenina-models"><tr><th>answering model</th>'
             "<th>pass rate</th><th>95% CI</th><th>passed</th></tr>"
-            f"{rows}</table>{comparison_html(summary.payloads.values(), summary.compare_to)}"
+            f"{rows}</table>{charts_html(summary)}"
+            f"{comparison_html(summary.payloads.values(), summary.compare_to)}"
             f"{gate_details_html(self.gates)}</div>"
         )
         prefix.append(clusters_html(summary.clusters))
