@@ -192,6 +192,7 @@ def test_the_summary_prices_batched_calls_at_batch_and_live_prices(
     result.assert_outcomes(passed=3)
     # 6 calls of 100 input and 10 output tokens: live 600 x $2 + 60 x $8 per million
     # = $0.00168; at the default batch price (half) $0.00084.
-    result.stdout.fnmatch_lines(
-        ["*karenina batch cost: $0.0008 at batch prices; the same calls live: $0.0017*"]
-    )
+    result.stdout.fnmatch_lines([
+        "*karenina batch cost: $0.0008 at batch prices; the same calls live: $0.0017*",
+        "cost: $0.0008 (answerer $0.0004, judge $0.0004)",  # the run's cost: batch prices
+    ])  # fmt: skip
