@@ -189,3 +189,37 @@ def test_a_second_run_reattaches_through_a_state_file_without_keys(
     assert len(anthropic_server.batches.served) == 1 and second.tally.recovered == 3
     second.close()
     assert not path.exists()
+
+
+def test_refused_temperature_and_output_config_are_sent_again_as_live_calls_are(
+    anthropic_server: AnthropicServer,
+) -> None:
+    """What the live adapter retries at once goes again in the next wave, and the codec
+    remembers: the judge calls go without temperature from the start."""
+    anthropic_server.add_rule(
+        AnthropicFault.http_error(400, "temperature: deprecated for this model"),
+        when=lambda body: "temperature" in body,
+    )
+    anthropic_server.add_rule(
+        AnthropicFault.http_error(400, "output_config.format: not supported by claude-test"),
+        when=lambda body: "output_config" in body,
+    )
+    script(anthropic_server)
+
+    found = pipelines(batching(anthropic_server, collector(4)), QUESTIONS[:4])
+
+    assert found == {q: (f"answer to {q}", '{"correct": true}') for q in QUESTIONS[:4]}
+    served = [[r["params"] for r in b.requests] for b in anthropic_server.batches.served.values()]
+    assert [len(batch) for batch in served] == [4, 4, 4, 4]
+    refused, _answers, forms, judged = served
+    assert all("temperature" in p for p in refused)
+    assert not any("temperature" in p for batch in served[1:] for p in batch)
+    assert all("output_config" in p for p in forms)
+    assert all(p["tool_choice"] == {"type": "tool", "name": "reply_as_Verdict"} for p in judged)
+
+
+def test_other_refusals_are_not_sent_again(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add_rule(AnthropicFault.http_error(400, "prompt is too long"))
+    found = pipelines(batching(anthropic_server, collector(2)), QUESTIONS[:2])
+    assert all("prompt is too long" in str(error) for error in found.values())
+    assert len(anthropic_server.batches.served) == 1

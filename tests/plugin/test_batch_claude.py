@@ -131,3 +131,29 @@ def test_the_state_file_holds_no_key(pytester: pytest.Pytester, claude: Anthropi
     result.assert_outcomes(passed=3)
     assert seen and all(KEY not in text for text in seen)
     assert all("msgbatch_test0001" in text for text in seen)
+
+
+def test_langchain_anthropic_models_batch_too(
+    pytester: pytest.Pytester, claude: AnthropicServer
+) -> None:
+    pytest.importorskip("langchain_anthropic")
+    checkpoint = capitals_checkpoint(pytester.path, dict(list(COUNTRIES.items())[:6]))
+    base = {"interface": "langchain", "model_provider": "anthropic",
+            "anthropic_base_url": claude.url}  # fmt: skip
+    preset = pytester.path / "langchain.json"
+    preset.write_text(json.dumps({"config": {
+        "answering_models": [{**base, "id": "claude", "model_name": "claude-answer"}],
+        "parsing_models": [{**base, "id": "judge", "model_name": "claude-judge"}],
+    }}))  # fmt: skip
+
+    result = pytester.runpytest(
+        "--karenina", str(checkpoint), f"--karenina-config={preset}", "-p", "no:cacheprovider",
+        "--karenina-batch", "--karenina-batch-poll", "0.05",
+    )  # fmt: skip
+
+    result.assert_outcomes(passed=6)
+    assert waves(claude) == [{"claude-answer"}, {"claude-judge"}]
+    judged = [r["params"] for r in list(claude.batches.served.values())[1].requests]
+    assert all(p["tool_choice"]["type"] == "tool" for p in judged)  # with_structured_output's
+    assert claude.messages_requests == []
+    result.stdout.fnmatch_lines(["*karenina batch: 12 calls in 2 batches, 0 recovered*"])

@@ -11,13 +11,16 @@ call's replay entry is the one a live call records:
   request ``ChatAnthropic`` sends, a reply schema as its ``with_structured_output`` asks for it
   (one forced tool named after the schema), the reply as the tool's input in JSON.
 
-Neither retries inside a batch: a request the API refuses (a model that takes no
-``temperature``, or no ``output_config``) errors its item with the API's words.
+A batch cannot retry a request inside it, so what the live ``claude_tool`` adapter does on a
+refusal happens one wave later (:meth:`ClaudeToolCodec.retry`): a model that refuses
+``temperature`` (Claude models after Opus 4.6) is asked again without it, and a model that
+refuses ``output_config`` through a forced tool; the codec remembers both for its later calls.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +33,10 @@ from pytest_karenina.llm.adapters.anthropic_wire import (
 )
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
 from pytest_karenina.results.text import encodable
+
+logger = logging.getLogger(__name__)
+STRUCTURED_WORDS = ("output_config", "output_format", "structured output")
+"""Words of a refusal of structured outputs (any other 400 is the request's own fault)."""
 
 LANGCHAIN_CLIENT_OPTIONS = frozenset(
     {"api_key", "anthropic_api_key", "base_url", "anthropic_api_url", "anthropic_proxy",
@@ -56,15 +63,39 @@ class ClaudeToolCodec:
     def __init__(self, model: str, body: Mapping[str, Any]) -> None:
         self._model, self._body = model, dict(body)
         self._forms = StructuredForms()
+        self.temperature_refused = False
 
     def encode(self, request: ModelRequest) -> dict[str, Any] | None:
         system, messages = conversation(request.messages)
-        params: dict[str, Any] = {"model": self._model, **self._body, "messages": messages}
+        fixed = {k: v for k, v in self._body.items() if k != "temperature"}
+        if not self.temperature_refused and "temperature" in self._body:
+            fixed["temperature"] = self._body["temperature"]
+        params: dict[str, Any] = {"model": self._model, **fixed, "messages": messages}
         if system:
             params["system"] = system
         if request.json_schema is not None:
             params.update(self._forms.params(request.schema_name, request.json_schema))
         return params
+
+    def retry(
+        self, request: ModelRequest, body: Mapping[str, Any], error: str
+    ) -> dict[str, Any] | None:
+        """The body to send again after the API refused ``body`` with ``error`` the way the
+        live adapter sends again (without ``temperature``; a forced tool instead of
+        ``output_config``), or None: the refusal stands."""
+        text = error.lower()
+        if "invalid_request_error" not in text:
+            return None
+        if "temperature" in body and "temperature" in text:
+            if not self.temperature_refused:
+                logger.warning("%s refuses temperature: sent without it from now on (%s)",
+                               self._model, error)  # fmt: skip
+            self.temperature_refused = True
+            return self.encode(request)
+        if "output_config" in body and any(word in text for word in STRUCTURED_WORDS):
+            self._forms.output_config_refused = True
+            return self.encode(request)
+        return None
 
     def decode(self, body: dict[str, Any]) -> ModelReply:
         content = _finished(body)

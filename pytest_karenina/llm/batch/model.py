@@ -47,6 +47,10 @@ class BatchingModel:
             return self.live.invoke(request)
         key = replay_key(self.replay_identity, request)
         reply = self.collector.call(self.provider, BatchRequest(key, body), request.call_kind)
+        retry = getattr(self.codec, "retry", None)  # optional: a codec's second try, next wave
+        again = retry(request, body, reply.error or "") if reply.body is None and retry else None
+        if again is not None:
+            reply = self.collector.call(self.provider, BatchRequest(key, again), request.call_kind)
         if reply.body is None:
             reason = redact(reply.error or "no result", self.secrets)
             raise BatchCallError(request.call_kind, reason)
