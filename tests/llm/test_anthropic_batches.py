@@ -278,3 +278,18 @@ def test_langchain_anthropic_batched_replies_are_the_live_adapters(
     live_bodies = [r.body for r in anthropic_server.messages_requests]
     assert [b["tools"] for b in live_bodies[1:]] == [bodies[1]["tools"]]  # the same tool
     assert live_bodies[1]["tool_choice"] == bodies[1]["tool_choice"]
+
+
+def test_an_unreachable_server_is_a_connection_error_without_the_key() -> None:
+    """What the collector retries while it polls (a server restarting mid-wait)."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    provider = AnthropicBatchProvider(f"http://127.0.0.1:{port}", KEY)
+    with pytest.raises(ConnectionError, match=r"GET http://127\.0\.0\.1:\d+/v1/messages/batches/b"):
+        provider.poll("b")
+    with pytest.raises(ConnectionError) as caught:
+        provider.submit([BatchRequest("k", {"model": "m", "max_tokens": 1, "messages": []})])
+    assert KEY not in str(caught.value)
