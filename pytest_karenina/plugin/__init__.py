@@ -9,13 +9,16 @@ a checkpoint is named (``--karenina`` or the ini ``karenina_checkpoints``):
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_karenina.plugin import hookspecs, stage_import_paths
 from pytest_karenina.plugin.collect.checkpoint_paths import check_test_paths, expand_directories
 from pytest_karenina.plugin.options.declare import add_options
+from pytest_karenina.plugin.options.workers import start_workers
 from pytest_karenina.plugin.stash import CHECKPOINTS_KEY
 
 
@@ -54,6 +57,13 @@ def pytest_load_initial_conftests(
     if resolved:  # before pytest imports the conftest files
         stage_import_paths.install()
         early_config.add_cleanup(stage_import_paths.uninstall)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, int | pytest.ExitCode, Any]:
+    """``--karenina-workers``: before xdist's own hook reads ``-n`` (a wrapper runs first)."""
+    start_workers(config, bool(config.stash.get(CHECKPOINTS_KEY, ())))
+    return (yield)
 
 
 def pytest_configure(config: pytest.Config) -> None:

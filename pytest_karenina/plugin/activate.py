@@ -32,6 +32,7 @@ from pytest_karenina.plugin.process import (
     runs_pipelines,
     writes_html_report,
 )
+from pytest_karenina.plugin.report.cpu_meter import CpuMeter
 from pytest_karenina.plugin.report.github import GUARD
 from pytest_karenina.plugin.report.history_html import HistoryHtml
 from pytest_karenina.plugin.report.html import HtmlPlugin
@@ -89,6 +90,7 @@ def activate(config: pytest.Config, checkpoints: tuple[Path, ...]) -> None:
         manager.register(ChangedSincePlugin(changes), "karenina-changed-since")
     config.stash[HEAP_KEY] = HeapSettler(config)
     interrupt_on_sigterm(config)
+    manager.register(CpuMeter(config, role.runs_items, role.reports), "karenina-cpu-meter")
     html = writes_html_report(config)
     controller = replay = None
     if role.reports:

@@ -27,6 +27,7 @@ from pytest_karenina.config.choices import (
 )
 from pytest_karenina.plugin.options.ci_declare import CI_OPTIONS
 from pytest_karenina.plugin.options.spec import BOOL_WORDS, Option, parse_bool
+from pytest_karenina.plugin.options.workers import WORKERS
 
 __all__ = ["BOOL_WORDS", "OPTIONS", "HtmlTrace", "Option", "add_options", "parse_bool"]
 
@@ -92,6 +93,7 @@ CORE_OPTIONS: tuple[Option, ...] = (
     ),
     Option("embedding-check-threshold", "Similarity threshold of the embedding check", metavar="X"),
     Option("concurrency", "Pipelines run at once in each process (default 8)", metavar="N"),
+    WORKERS,
     Option(
         "batch",
         "Send batchable LLM calls through the provider's batch API (half price, minutes to "
