@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from pytest_karenina.plugin.cli import main
-from tests.plugin.plugin_helpers import COUNTRIES, capitals_checkpoint, endpoint_args
+from tests.plugin.plugin_helpers import (
+    COUNTRIES,
+    capitals_checkpoint,
+    endpoint_args,
+    rendered_dom,
+    rendered_rows,
+    screenshot,
+)
 from tests.support.openai_server import OpenAIServer
 
 HISTORY = "history.jsonl"
@@ -212,3 +219,52 @@ def test_the_history_command_prints_trends_failing_and_flaky_items(
     }  # fmt: skip
     assert main(["history", str(pytester.path / "missing.jsonl")]) == 4
     assert "missing.jsonl: cannot be read" in capsys.readouterr().err
+
+
+@pytest.mark.subprocess  # Chromium
+def test_the_report_shows_each_items_runs_and_the_models_trends_in_chromium(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    commit = repository(pytester.path)
+    for wrong in ({"q1": "Lyon"}, {}, {"q1": "Lyon", "q3": "Osaka"}):
+        answers(openai_server, **wrong)
+        run(pytester, openai_server)
+    answers(openai_server, q3="Osaka")
+    report = pytester.path / "report.html"
+    run(pytester, openai_server, f"--html={report}", "--self-contained-html")
+    page = report.read_text()
+    # The summary is static HTML: there without a script.
+    summary = page.split('<div class="karenina-history">', 1)[1].split("</div></div>", 1)[0]
+    assert "<h3>Run history (4 runs, history.jsonl)</h3>" in summary
+    assert "test-model: pass rate 67% (last 4 runs: 67 100 33 67)" in summary
+    assert (
+        'data-history-chart="pass-rate"' in summary and 'data-history-chart="duration"' in summary
+    )
+    assert 'data-history-chart="cost"' not in summary  # no price table, no cost chart
+    assert "<figcaption>pass rate (%): 67 (last 4 runs: 67 100 33 67)</figcaption>" in summary
+    dom = rendered_dom(pytester, report)
+    assert '<th data-column-type="khistory">History</th>' in dom
+    (q3,) = rendered_rows(dom, "capitals.jsonld::q3")
+    cell = q3.split('<td class="col-khistory">', 1)[1].split("</td>", 1)[0]
+    assert 'aria-label="last 4 runs, oldest first: pass, pass, fail, fail"' in cell
+    assert f"failing since {commit[:8]} (2 runs)" in cell
+    (q1,) = rendered_rows(dom, "capitals.jsonld::q1")
+    assert "flaky in 2 of the last 4 runs" in q1
+    # The History cell follows the Flaky one in every row, the header too.
+    assert q1.index('class="col-kflaky"') < q1.index('class="col-khistory"')
+    picture = screenshot(pytester, report)
+    assert picture.startswith(b"\x89PNG\r\n\x1a\n") and len(picture) > 20_000
+
+
+def test_an_estimate_leaves_the_history_alone(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    repository(pytester.path)
+    answers(openai_server)
+    store = pytester.path / "store.jsonl"
+    run(pytester, openai_server, "--karenina-replay=record", f"--karenina-replay-store={store}")
+    kept = (pytester.path / HISTORY).read_text()
+    result = run(pytester, openai_server, "--karenina-estimate", f"--karenina-replay-store={store}")
+    assert result.ret == pytest.ExitCode.OK
+    assert (pytester.path / HISTORY).read_text() == kept
+    assert "karenina history" not in result.stdout.str()

@@ -152,5 +152,5 @@ def test_the_html_says_it_in_words_and_escapes_names(tmp_path: Path) -> None:
     assert "failing since c&lt;1&gt; (2 runs)" in cell
     html = summary_html(keeper)
     assert "m: pass rate 0% (last 3 runs: 100 0 0), cost $0.0030, 0.5 s" in html
-    assert "<figcaption>pass rate: 0 (last 3 runs: 100 0 0)</figcaption>" in html
+    assert "<figcaption>pass rate (%): 0 (last 3 runs: 100 0 0)</figcaption>" in html
     assert "c<1>" not in html

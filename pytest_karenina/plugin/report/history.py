@@ -90,7 +90,7 @@ def run_history_record(
         at = len(columns["ids"])
         columns["ids"].append(item_key(payload))
         columns["verdict"].append(mark(payload.category))
-        columns["score"].append(payload.score)
+        columns["score"].append(round(payload.score, 4) if payload.score is not None else None)
         columns["cost"].append(round(sum(payload.cost), 8) if payload.cost is not None else None)
         columns["seconds"].append(round(payload.seconds, 3))
         if payload.category is not Outcome.PASS:

@@ -3,7 +3,6 @@ JSON; and the merged run a ``pytest-karenina merge --history`` appends."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -68,7 +67,8 @@ def show_history(path: Path, wanted: str | None, as_json: bool, out: TextIO) -> 
     others = [", ".join(b) for b in benchmarks_in(content) if b != benchmark]
     if as_json:
         document: Any = command_json(history, path.name, benchmark, problems)
-        out.write(json.dumps({**document, "other_benchmarks": others}, indent=1) + "\n")
+        document["other_benchmarks"] = others
+        out.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     out.write(command_text(history, path.name, ", ".join(benchmark), problems))
     if others:

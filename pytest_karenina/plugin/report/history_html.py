@@ -25,6 +25,8 @@ SPARK_RUNS = 20
 """Runs an item's sparkline shows."""
 CHART_RUNS = 50
 """Runs the summary's trend charts show."""
+TREND_WIDTH = 180
+"""The width of a trend chart (px)."""
 AFTER = 'data-column-type="kflaky"'
 """The header cell the History column follows."""
 
@@ -60,7 +62,7 @@ def _chart(
     label = f"{what} over the last {len(values)} runs, oldest first: " + ", ".join(
         "no value" if v is None else f"{v:{shown}}" for v in values
     )
-    return figure(trend(values, label), caption, table).replace(
+    return figure(trend(values, label, TREND_WIDTH), caption, table).replace(
         "<figure ", f'<figure data-history-chart="{escape(key)}" ', 1
     )
 
@@ -69,7 +71,7 @@ def model_charts(model: str, points: Sequence[RunPoint]) -> str:
     """Pass rate, cost (with a price table) and duration of ``model`` across runs."""
     points = list(points)[-CHART_RUNS:]
     charts = [
-        _chart("pass-rate", "pass rate", points, [p.rate * 100 for p in points], ".0f"),
+        _chart("pass-rate", "pass rate (%)", points, [p.rate * 100 for p in points], ".0f"),
         _chart("cost", "cost (USD)", points, [p.cost for p in points], ".4f"),
         _chart("duration", "duration (s)", points, [p.seconds for p in points], ".1f"),
     ]
