@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +161,49 @@ def test_langchain_anthropic_models_batch_too(
     assert all(p["tool_choice"]["type"] == "tool" for p in judged)  # with_structured_output's
     assert claude.messages_requests == []
     result.stdout.fnmatch_lines(["*karenina batch: 12 calls in 2 batches, 0 recovered*"])
+
+
+@pytest.mark.subprocess
+def test_a_run_killed_while_its_batch_waits_reattaches_and_submits_nothing_again(
+    pytester: pytest.Pytester, claude: AnthropicServer
+) -> None:
+    hold = threading.Event()  # the answers' batch waits until the first run is gone
+    claude.batches.configure(hold=hold)
+    checkpoint = capitals_checkpoint(pytester.path, dict(list(COUNTRIES.items())[:5]))
+    base = {"interface": "claude_tool", "anthropic_base_url": claude.url}
+    preset = pytester.path / "claude.json"
+    preset.write_text(json.dumps({"config": {
+        "answering_models": [{**base, "id": "claude", "model_name": "claude-answer"}],
+        "parsing_models": [{**base, "id": "judge", "model_name": "claude-judge"}],
+    }}))  # fmt: skip
+    args = [
+        "--karenina", str(checkpoint), f"--karenina-config={preset}", "-p", "no:cacheprovider",
+        "--karenina-batch", "--karenina-batch-poll", "0.05", "--karenina-replay", "replay",
+    ]  # fmt: skip
+    state = pytester.path / "capitals.replay.jsonl.batches.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args], cwd=pytester.path,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120  # bounded: until the batch is submitted and on disk
+        while process.poll() is None and time.monotonic() < deadline:
+            if claude.batches.served and state.exists() and "msgbatch_" in state.read_text():
+                break
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output[-2000:]
+    assert len(claude.batches.served) == 1 and KEY not in state.read_text()
+
+    hold.set()
+    again = pytester.runpytest(*args)
+
+    again.assert_outcomes(passed=5)
+    assert waves(claude) == [{"claude-answer"}, {"claude-judge"}]  # the answers not again
+    again.stdout.fnmatch_lines(["*karenina batch: 5 calls in 1 batches, 5 recovered*"])
+    assert claude.messages_requests == [] and not state.exists()
