@@ -96,13 +96,41 @@ def pipelines_at_once(settings: Settings, queued: int) -> int:
     return max(settings.concurrency, min(queued, MAX_BATCH_PIPELINES))
 
 
-def batch_costs(tally: BatchTally, prices: PriceTable | None) -> tuple[float, float] | None:
+BATCH_OUTPUT = "karenina_batch"
+"""``workeroutput`` key: an xdist worker's batch totals (:func:`totals`)."""
+COUNTS = ("batches", "batched_calls", "recovered", "failed", "live_calls")
+
+
+def totals(tally: BatchTally, live_calls: int) -> dict[str, Any]:
+    """A process's batch figures, JSON-native (they travel from xdist workers)."""
+    return {
+        "batches": tally.batches, "batched_calls": tally.batched_calls,
+        "recovered": tally.recovered, "failed": tally.failed, "live_calls": live_calls,
+        "batch_ids": list(tally.batch_ids), "tokens": {k: list(v) for k, v in tally.tokens.items()},
+    }  # fmt: skip
+
+
+def added(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """The figures of two processes together."""
+    found = {name: one.get(name, 0) + other.get(name, 0) for name in COUNTS}
+    found["batch_ids"] = [*one.get("batch_ids", []), *other.get("batch_ids", [])]
+    tokens = {label: list(pair) for label, pair in one.get("tokens", {}).items()}
+    for label, (input_tokens, output_tokens) in other.get("tokens", {}).items():
+        pair = tokens.setdefault(label, [0, 0])
+        pair[0], pair[1] = pair[0] + input_tokens, pair[1] + output_tokens
+    found["tokens"] = tokens
+    return found
+
+
+def batch_costs(
+    tokens: dict[str, list[int]], prices: PriceTable | None
+) -> tuple[float, float] | None:
     """USD of the batched calls at batch prices and at live prices (None: no prices, or a
     model without one)."""
     if prices is None:
         return None
     spent = live = 0.0
-    for label, (input_tokens, output_tokens) in tally.tokens.items():
+    for label, (input_tokens, output_tokens) in tokens.items():
         price = prices.lookup(label)
         if price is None:
             return None
@@ -112,28 +140,29 @@ def batch_costs(tally: BatchTally, prices: PriceTable | None) -> tuple[float, fl
 
 
 def summary_lines(
-    collector: BatchCollector, live_calls: int, verbose: bool, prices: PriceTable | None = None
+    found: dict[str, Any], verbose: bool, prices: PriceTable | None = None
 ) -> list[str]:
-    tally = collector.tally
-    unbatched = max(0, live_calls - tally.batched_calls - tally.recovered)
+    """The summary's batch lines for the figures of a run (:func:`totals`)."""
+    unbatched = max(0, found["live_calls"] - found["batched_calls"] - found["recovered"])
     lines = [
-        f"karenina batch: {tally.batched_calls} calls in {tally.batches} batches, "
-        f"{tally.recovered} recovered from earlier batches, {tally.failed} failed; "
+        f"karenina batch: {found['batched_calls']} calls in {found['batches']} batches, "
+        f"{found['recovered']} recovered from earlier batches, {found['failed']} failed; "
         f"{unbatched} calls ran live (not batchable: agent runs, other interfaces)"
     ]
-    costs = batch_costs(tally, prices)
+    costs = batch_costs(found["tokens"], prices)
     if costs is not None:
         spent, live = costs
         lines.append(
             f"karenina batch cost: ${spent:.4f} at batch prices; the same calls live: ${live:.4f}"
         )
-    if verbose and tally.batch_ids:
-        lines.append(f"karenina batch ids: {', '.join(tally.batch_ids)}")
+    if verbose and found["batch_ids"]:
+        lines.append(f"karenina batch ids: {', '.join(found['batch_ids'])}")
     return lines
 
 
 class BatchSummary:
-    """Writes :func:`summary_lines` in the terminal summary."""
+    """Writes :func:`summary_lines` in the terminal summary of a run in one process; in an
+    xdist worker, sends the worker's figures to the controller (:class:`BatchTotals`)."""
 
     def __init__(
         self, config: pytest.Config, collector: BatchCollector, live_calls: Callable[[], int]
@@ -141,8 +170,35 @@ class BatchSummary:
         self.config, self.collector, self.live_calls = config, collector, live_calls
         self.prices: PriceTable | None = None
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if isinstance(workeroutput, dict):
+            workeroutput[BATCH_OUTPUT] = totals(self.collector.tally, self.live_calls())
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
         verbose = self.config.get_verbosity() >= 1
-        prices = self.prices
-        for line in summary_lines(self.collector, self.live_calls(), verbose, prices):
+        found = totals(self.collector.tally, self.live_calls())
+        for line in summary_lines(found, verbose, self.prices):
             terminalreporter.write_line(line)
+
+
+class BatchTotals:
+    """On the xdist controller: the workers' batch figures added up, in the summary."""
+
+    def __init__(self, config: pytest.Config, prices: PriceTable | None) -> None:
+        self.config, self.prices = config, prices
+        self.found: dict[str, Any] | None = None
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        sent = getattr(node, "workeroutput", {}).get(BATCH_OUTPUT)
+        if isinstance(sent, dict):
+            self.found = added(self.found or {}, sent)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.found is not None:
+            verbose = self.config.get_verbosity() >= 1
+            for line in summary_lines(self.found, verbose, self.prices):
+                terminalreporter.write_line(line)

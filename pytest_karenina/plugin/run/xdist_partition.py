@@ -25,6 +25,7 @@ import pytest
 
 from pytest_karenina.plugin.options.settings import Settings
 from pytest_karenina.plugin.payload import ItemPayload
+from pytest_karenina.plugin.run.batch_run import BatchTotals
 from pytest_karenina.plugin.run.flight_journal import (
     CrashSplit,
     FlightJournal,
@@ -195,6 +196,8 @@ class XdistControllerPlugin:
         self.enabled = config.getoption("dist", "load") == "load"
         self.journals = JournalDirectory() if self.enabled else None
         self.crashes = CrashTriage(config, self.journals) if self.journals is not None else None
+        if settings.batch:  # the workers' batch figures, added up for the summary
+            config.pluginmanager.register(BatchTotals(config, settings.live_prices))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.crashes is not None:
