@@ -92,6 +92,9 @@ def test_no_suggestion_without_a_checkable_primitive() -> None:
     )
     wrong = tally(failed("b::q1", "Rome", "Milan"), failed("b::q2", "Paris", "Lyon"))
     assert [c.suggestion for c in wrong.clusters()] == [None]
+    # One wrong value repeated: a synonym would only accept the wrong answer.
+    repeated = tally(*(failed(f"b::w{i}", "5 mg", "10 mg") for i in range(3)))
+    assert [c.suggestion for c in repeated.clusters()] == [None]
 
 
 def test_errors_and_verdicts_cluster_by_outcome_with_their_models() -> None:

@@ -12,8 +12,9 @@ An item falls in one cluster, keyed by its outcome and what decided it:
 
 A cluster of a primitive that normalizes text (``normalize``) offers a fix only when it is
 checkable: the primitive is rebuilt from its stored form with one more normalizer (or, when
-every item failed on one and the same pair, a :class:`~pytest_karenina.templates.SynonymMap`
-of that pair) and re-run on the recorded values; the count that would pass is what it says.
+every item failed on one and the same pair whose values differ only in case, spacing or
+punctuation, a :class:`~pytest_karenina.templates.SynonymMap` of that pair) and re-run on the
+recorded values; the count that would pass is what it says.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ from pytest_karenina.templates.primitives.base import primitive_from_dict
 MAX_CHECKED = 2000
 """Characters of a recorded value kept for re-running a primitive (longer: no suggestion)."""
 _SQUASH = str.maketrans("", "", string.punctuation + string.whitespace)
+SAME_WORDS = frozenset({
+    "surrounding whitespace differs", "case differs", "whitespace differs", "punctuation differs",
+})  # fmt: skip
+"""Patterns of a pair whose values are the same words written differently: only those may be
+offered a synonym (a different value is a wrong answer, not a spelling)."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +221,8 @@ def suggest(misses: Sequence[FieldMiss]) -> Suggestion | None:
     first = misses[0]
     if len(pairs) != 1 or not isinstance(first.parsed, str) or not isinstance(first.expected, str):
         return None
+    if pair_pattern(first.expected, first.parsed) not in SAME_WORDS:
+        return None  # a synonym would only accept a wrong answer
     got = apply_normalizers(normalize, first.parsed)
     want = apply_normalizers(normalize, first.expected)
     passing = _passing(spec, [*normalize, {"mapping": {got: want}}], misses)
