@@ -258,7 +258,7 @@ class RetryingModel:
         the adapter enforces it (``enforces_timeout``), else watched from a helper thread."""
         semaphore = self.limiter.semaphore(self.limiter_key) if self.limiter else None
         if timeout is not None and getattr(self.inner, "enforces_timeout", False):
-            request, timeout = replace(request, timeout=timeout), None
+            request, timeout = request.with_timeout(timeout), None
         if timeout is None:
             with semaphore or nullcontext():
                 return self.inner.invoke(request)
