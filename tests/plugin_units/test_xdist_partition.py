@@ -94,7 +94,7 @@ def _config(fake: object) -> pytest.Config:
 
 
 def _plugin(config: FakeConfig, checkpoints: tuple[Path, ...] = ()) -> XdistControllerPlugin:
-    settings = cast(Settings, SimpleNamespace(checkpoints=checkpoints))
+    settings = cast(Settings, SimpleNamespace(checkpoints=checkpoints, batch=False))
     return XdistControllerPlugin(_config(config), settings)
 
 
