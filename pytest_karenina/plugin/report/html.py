@@ -114,6 +114,17 @@ def _fields_table(fields: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="karenina-fields"><tr>{head}</tr>{rows}</table>'
 
 
+def _field_passed(row: Mapping[str, Any]) -> bool:
+    return row.get("passed") is True or (row.get("passed") is None and row.get("differs") is False)
+
+
+def _fields_line(fields: Sequence[Mapping[str, Any]]) -> str:
+    """A passing result's fields in one line (what was extracted): the table is kept for
+    results that did not pass, a large run's report would carry it for every pass."""
+    values = ", ".join(f"{_text(row.get('field'))} {_value(row.get('parsed'))}" for row in fields)
+    return f'<p class="karenina-fields-line"><strong>Fields </strong>{values}: all pass</p>'
+
+
 def _trait_mark(check: TraitCheck) -> str:
     if check.skipped is not None:
         return '<span class="karenina-na">skipped</span>'
@@ -198,7 +209,8 @@ def _result_block(
         + f"{tokens}</p>",
     ]
     if summary.fields:
-        parts.append(_fields_table(summary.fields))
+        passed = summary.category == "pass" and all(map(_field_passed, summary.fields))
+        parts.append(_fields_line(summary.fields) if passed else _fields_table(summary.fields))
     if summary.rubric:
         parts.append(_rubric_table(summary.rubric))
     notes = list(_notes(summary))
