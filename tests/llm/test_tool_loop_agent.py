@@ -1,5 +1,6 @@
-"""The tool-loop agent against real parts: LangChain's agent runtime over HTTP to the scripted
-OpenAI-compatible server, with tools from the real MCP test server."""
+"""The tool-loop agent against real parts: LangChain's agent runtime and the wire loop of
+``openai_endpoint`` models over HTTP to the scripted OpenAI-compatible server, with tools from
+the real MCP test server."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from pytest_karenina.config.model import ModelConfig
 from pytest_karenina.llm.agent_ports import AgentError, AgentRunConfig
+from pytest_karenina.llm.agents.endpoint_loop import EndpointToolLoop
 from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
 from pytest_karenina.llm.agents.transport_middleware import TransportMiddleware
 from pytest_karenina.llm.ports import ChatMessage
@@ -35,13 +37,15 @@ def agent_model(server: OpenAIServer, mcp: MCPServer, **fields: Any) -> ModelCon
     )  # fmt: skip
 
 
-@pytest.fixture
-def agent() -> Iterator[Callable[..., ToolLoopAgent]]:
-    """Makes agents and closes their MCP sessions after the test."""
+@pytest.fixture(params=[ToolLoopAgent, EndpointToolLoop], ids=["langchain", "wire"])
+def agent(request: pytest.FixtureRequest) -> Iterator[Callable[..., ToolLoopAgent]]:
+    """Makes agents and closes their MCP sessions after the test: each test runs on
+    LangChain's loop and on the wire loop ``openai_endpoint`` models get in a run."""
     made: list[ToolLoopAgent] = []
+    loop: type[ToolLoopAgent] = request.param
 
     def make(model: ModelConfig, **options: Any) -> ToolLoopAgent:
-        made.append(ToolLoopAgent(model, **options))
+        made.append(loop(model, **options))
         return made[-1]
 
     yield make

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -78,8 +78,30 @@ class _Spec:
     def message(self, message: BaseMessage) -> dict[str, Any]:
         """One message as ``ChatOpenAI`` sends it: each is converted on its own, so a
         conversation's messages are converted once, not at every call."""
+        text = _text_blocks(message)
+        if text is not None:  # what ChatOpenAI sends for it, without its per-block checks
+            return {"content": text, "role": "tool", "tool_call_id": message.tool_call_id}  # type: ignore[attr-defined]
         converted: dict[str, Any] = self.body([message])["messages"][0]
         return converted
+
+
+def _text_blocks(message: BaseMessage) -> list[dict[str, str]] | None:
+    """A tool result made of text blocks only (an MCP tool's usual result), as
+    ``ChatOpenAI`` sends it (the blocks' ids dropped); None for any other message."""
+    content = message.content
+    if message.type != "tool" or not isinstance(content, list) or not content:
+        return None
+    blocks: list[dict[str, str]] = []
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "text" or not block.keys() <= _TEXT:
+            return None
+        if not isinstance(block.get("text"), str):
+            return None
+        blocks.append({"type": "text", "text": block["text"]})
+    return blocks
+
+
+_TEXT = frozenset({"type", "text", "id"})
 
 
 class EndpointToolLoop(ToolLoopAgent):
@@ -215,6 +237,8 @@ class EndpointToolLoop(ToolLoopAgent):
             return ToolMessage(text, name=call["name"], tool_call_id=call["id"], status="error")
 
         async def run(_request: Any) -> ToolMessage:
+            if _plain_mcp_tool(tool):
+                return await _call_mcp_tool(tool, call)
             result: ToolMessage = await tool.ainvoke({**call, "type": "tool_call"})
             return result
 
@@ -255,6 +279,41 @@ class EndpointToolLoop(ToolLoopAgent):
         if not isinstance(completion, dict):
             raise MalformedReplyError("the reply is not a JSON object")
         return completion
+
+
+def _plain_mcp_tool(tool: BaseTool) -> bool:
+    """Whether ``tool`` is a ``langchain-mcp-adapters`` tool with nothing of LangChain's own
+    around it (no callbacks, no argument model): :func:`_call_mcp_tool` can run it."""
+    from langchain_core.tools import StructuredTool
+
+    return (
+        isinstance(tool, StructuredTool)
+        and tool.coroutine is not None
+        and tool.response_format == "content_and_artifact"
+        and isinstance(tool.args_schema, dict)
+        and not tool.callbacks
+        and not tool.verbose
+    )
+
+
+async def _call_mcp_tool(tool: Any, call: dict[str, Any]) -> ToolMessage:
+    """``tool.ainvoke(call)`` for a plain MCP tool without LangChain's callback machinery
+    (per call it costs more than the rest of the call): the tool's coroutine, then the same
+    ``ToolMessage`` its ``arun`` makes (an ``isError`` result through the tool's
+    ``handle_tool_error``, any other failure raised)."""
+    from langchain_core.tools import ToolException
+    from langchain_core.tools.base import _format_output, _handle_tool_error
+
+    try:
+        content, artifact = await tool.coroutine(**call["args"])
+        status = "success"
+    except ToolException as exc:
+        if not tool.handle_tool_error:
+            raise
+        content = _handle_tool_error(exc, flag=tool.handle_tool_error)
+        artifact, status = None, "error"
+    message: Any = _format_output(content, artifact, call["id"], tool.name, status)
+    return cast("ToolMessage", message)
 
 
 class _Target:
