@@ -39,12 +39,14 @@ def accepted(pytester: pytest.Pytester, openai_server: OpenAIServer) -> tuple[Pa
 
 
 def compared(
-    pytester: pytest.Pytester, server: OpenAIServer, accepted: tuple[Path, Path], *options: str
-) -> tuple[pytest.RunResult, Path]:
-    """q2 answered Milan now; the run compared with the baseline, its export given."""
+    pytester: pytest.Pytester, server: OpenAIServer, accepted: tuple[Path, Path], *options: str,
+    **cities: str,
+) -> tuple[pytest.RunResult, Path]:  # fmt: skip
+    """q2 answered Milan now (or ``cities``); the run compared with the baseline, its export
+    given."""
     baseline, export = accepted
     report = pytester.path / "report.html"
-    answers(server, q2="Milan")
+    answers(server, **(cities or {"q2": "Milan"}))
     result = run(pytester, server, f"--karenina-baseline={baseline}",
                  f"--karenina-baseline-results={export}", f"--html={report}",
                  "--self-contained-html", *options)  # fmt: skip
@@ -154,16 +156,19 @@ def test_a_bad_baseline_export_is_named_and_the_reports_go_on(
     damaged, said = damage(export.read_text(encoding="utf-8"))
     assert damaged != export.read_text(encoding="utf-8")
     export.write_text(damaged, encoding="utf-8")
-    result, report = compared(pytester, openai_server, accepted)
+    result, report = compared(pytester, openai_server, accepted, q1="Lyon", q2="Milan")
 
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([f"karenina baseline results {export}: *{said}*"])
-    result.stdout.fnmatch_lines(["failure clusters (1, by size):"])
+    result.stdout.fnmatch_lines(["failure clusters (1, by size):", "  capital (verify()): * x 2"])
     assert export.read_text(encoding="utf-8") == damaged  # read, never written
     text = report.read_text(encoding="utf-8")
     assert html.escape(f"baseline results {export}: ") in text and "karenina-clusters" in text
-    # q2's own line is the one lost (torn), or the whole file is not used: no side by side
-    assert "karenina-side-by-side" not in extras_html(row(report_data(report), Q2))
+    data = report_data(report)
+    # q2's own line is the one lost: q1's regression still shows; a file not used shows none
+    assert "karenina-side-by-side" not in extras_html(row(data, Q2))
+    shown = "karenina-side-by-side" in extras_html(row(data, Q1))
+    assert shown is (damage is torn)
 
 
 def test_the_option_needs_a_baseline(

@@ -259,6 +259,8 @@ class ClusterTally:
     """Every answering model that reported an item (a cluster names its models when the
     run has several)."""
 
+    _made: tuple[int, list[Cluster]] | None = field(default=None, repr=False)
+
     def add(self, payload: ItemPayload) -> None:
         self.models.add(payload.answering_model or "?")
         found = failure_of(payload)
@@ -266,4 +268,8 @@ class ClusterTally:
             self.failures.append(found)
 
     def clusters(self) -> list[Cluster]:
-        return cluster(self.failures)
+        """The clusters of the failures so far (made once for the terminal, the report and the
+        job summary: a suggestion re-runs primitives)."""
+        if self._made is None or self._made[0] != len(self.failures):
+            self._made = (len(self.failures), cluster(self.failures))
+        return self._made[1]
