@@ -162,6 +162,7 @@ class Prefetcher:
         )  # fmt: skip
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._futures: dict[str, Future[ItemRun]] = {}
+        self._default_orchestrators: dict[bool, StageOrchestrator] = {}
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
         self.logs = PipelineLogs(config)
@@ -237,9 +238,22 @@ class Prefetcher:
             )
         return StageOrchestrator(stages)
 
+    def _question_orchestrator(self, item: PrefetchItem) -> StageOrchestrator:
+        """The stages of a question item. While no plugin implements
+        ``pytest_karenina_modify_stages`` for the item, every item with (or without) rubric
+        traits gets the same default list: one orchestrator for each (stages keep no state),
+        not one built and checked per item."""
+        if item.ihook.pytest_karenina_modify_stages.get_hookimpls():
+            return self._orchestrator(item, self.vconfig, item.has_rubric)
+        found = self._default_orchestrators.get(item.has_rubric)
+        if found is None:
+            found = self._orchestrator(item, self.vconfig, item.has_rubric)
+            self._default_orchestrators[item.has_rubric] = found
+        return found
+
     def _prepare(self, item: PrefetchItem) -> Callable[[], ItemRun]:
         """Build the item's stage list in the main thread (hooks run here) and its job."""
-        orchestrator = self._orchestrator(item, self.vconfig, item.has_rubric)
+        orchestrator = self._question_orchestrator(item)
         groups = self._groups(item)
         code = item.question.template_code
         seconds = self.vconfig.template_time_limit
