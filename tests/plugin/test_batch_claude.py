@@ -24,7 +24,7 @@ from tests.support.anthropic_server import AnthropicFault, AnthropicServer
 pytest.importorskip("anthropic", reason="claude_tool needs pip install 'pytest-karenina[claude]'")
 
 KEY = "sk-ant-batch-canary-5d0e9a"
-COUNTRIES = {f"q{n:03d}": (f"Country{n}", f"City{n}") for n in range(40)}
+COUNTRIES = {f"q{n:03d}": (f"Country{n}", f"City{n}") for n in range(20)}
 ASKED = re.compile(r"capital of (Country\d+)")
 SAID = re.compile(r"It is (City\d+)\.")
 
@@ -72,15 +72,15 @@ def test_answers_and_judge_calls_go_in_two_batches_and_replay_strictly(
     pytester: pytest.Pytester, claude: AnthropicServer, dist: list[str]
 ) -> None:
     export = pytester.path / "results.json"
-    result = run(pytester, claude, 40, "--karenina-replay", "record",
+    result = run(pytester, claude, 20, "--karenina-replay", "record",
                  f"--karenina-results={export}", *dist)  # fmt: skip
 
-    result.assert_outcomes(passed=40)
+    result.assert_outcomes(passed=20)
     sizes = [len(batch.requests) for batch in claude.batches.served.values()]
     if dist:  # each worker batches its own share
-        assert sum(sizes) == 80 and len(sizes) == 4
+        assert sum(sizes) == 40 and len(sizes) == 4
     else:
-        assert sizes == [40, 40] and waves(claude) == [{"claude-answer"}, {"claude-judge"}]
+        assert sizes == [20, 20] and waves(claude) == [{"claude-answer"}, {"claude-judge"}]
     assert all(len(models) == 1 for models in waves(claude))  # no wave mixes the two
     assert claude.messages_requests == []  # not one live call
     store = pytester.path / "capitals.replay.jsonl"
@@ -88,8 +88,8 @@ def test_answers_and_judge_calls_go_in_two_batches_and_replay_strictly(
         assert KEY not in artifact.read_text()
 
     requests = len(claude.requests)
-    again = run(pytester, claude, 40, "--karenina-replay", "strict")
-    again.assert_outcomes(passed=40)
+    again = run(pytester, claude, 20, "--karenina-replay", "strict")
+    again.assert_outcomes(passed=20)
     assert len(claude.requests) == requests
 
 
