@@ -259,19 +259,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     health_lines = health.lines() if health is not None else []
     for line in plain_text([*health_lines, *run_lines(summary, gates)], width):
         out.write(line + "\n")
+    history: list[str] = []
     if args.history is not None:
         config = dict(merged.inputs[0].config or {})
-        found = append_merged(
+        keeper = append_merged(
             args.history, args.history_keep, merged.run, config, merged.payloads, Path.cwd()
         )
-        for line in found:
-            out.write(line + "\n")
+        out.writelines(line.text + "\n" for line in keeper.lines())
+        history = keeper.summary_lines()
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     if github:
         title = ", ".join(merged.run.get("checkpoints") or ()) or str(args.out.name)
         known = known_failures(gates, args.github_known_failures)
         limit = args.github_annotations
-        for line in github_output(summary, title, status, limit, gates, known):
+        for line in github_output(summary, title, status, limit, gates, known, history):
             out.write(line + "\n")
     return int(status)
 

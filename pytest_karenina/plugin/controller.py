@@ -243,7 +243,8 @@ class ControllerPlugin:
             title = ", ".join(path.name for path in self.settings.checkpoints)
             status, limit = int(self.session.exitstatus), self.settings.ci.annotations
             known = known_failures(self.gates, self.settings.ci.github_known_failures)
-            found = github_output(self.summary, title, status, limit, self.gates, known)
+            history = self.history.summary_lines() if self.history is not None else []
+            found = github_output(self.summary, title, status, limit, self.gates, known, history)
             self.guard.annotate(found)
         if self.export is not None:
             write_lines(terminalreporter, self.export.report_lines())

@@ -160,7 +160,10 @@ def test_keep_without_a_history_is_a_usage_error(
 
 @pytest.mark.xdist
 def test_shards_and_their_merge_append_to_one_history(
-    pytester: pytest.Pytester, openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+    pytester: pytest.Pytester,
+    openai_server: OpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     commit = repository(pytester.path)
     answers(openai_server, q2="Milan")
@@ -171,10 +174,13 @@ def test_shards_and_their_merge_append_to_one_history(
     merged_history = pytester.path / "merged.jsonl"
     capsys.readouterr()  # the runs' output
     parts = [str(pytester.path / name) for name in ("out.json", "s1.json", "s2.json")]
-    code = main(["merge", *parts, f"--history={merged_history}"])
+    step_summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    code = main(["merge", *parts, f"--history={merged_history}", "--github"])
     out, err = capsys.readouterr()
     assert code == pytest.ExitCode.TESTS_FAILED, err
     assert "karenina history merged.jsonl: 1 run" in out
+    assert "**Run history merged.jsonl: 1 run**" in step_summary.read_text()
     (merged,) = records(merged_history)
     shards = records(pytester.path / HISTORY)
     assert [r["shard"] for r in shards] == [[1, 2], [2, 2]]
@@ -268,3 +274,24 @@ def test_an_estimate_leaves_the_history_alone(
     assert result.ret == pytest.ExitCode.OK
     assert (pytester.path / HISTORY).read_text() == kept
     assert "karenina history" not in result.stdout.str()
+
+
+def test_the_github_job_summary_gives_the_history(
+    pytester: pytest.Pytester, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repository(pytester.path)
+    step_summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    for wrong in ({"q3": "Osaka"}, {"q3": "Osaka"}):
+        answers(openai_server, **wrong)
+        run(pytester, openai_server)
+    markdown = step_summary.read_text().split("### pytest-karenina")[-1]
+    section = markdown.split("**Run history history.jsonl: 2 runs**\n\n", 1)[1].split("\n\n")[0]
+    trend, failing = section.splitlines()
+    assert trend.startswith("- test-model: pass rate 67% (last 2 runs: 67 67), ")
+    assert trend.endswith(" s")  # the pipelines' seconds
+    assert failing == (
+        "- 1 item failing since an earlier run, 0 flaky (pytest-karenina history history.jsonl "
+        "lists them)"
+    )

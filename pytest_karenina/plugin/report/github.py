@@ -173,9 +173,11 @@ def job_summary(
     status: int,
     gates: Sequence[GateStatement] = (),
     known: KnownFailures | None = None,
+    history: Sequence[str] = (),
 ) -> str:
     """The Markdown job summary of a run that exits with ``status``; ``known``: the
-    baseline's known failures, and how they were annotated."""
+    baseline's known failures, and how they were annotated; ``history``: the run history's
+    title and lines (``--karenina-history``)."""
     overall = pass_rate(summary.payloads.values())
     verdict = "passed" if status == 0 else f"failed (exit {status})"
     lines = [f"### pytest-karenina: {markdown_text(title)}", "", f"**Result: {verdict}**", ""]
@@ -185,7 +187,8 @@ def job_summary(
     lines += [*(markdown_text(line.text) for line in scenarios), ""] if scenarios else []
     cost = summary.cost.lines()
     lines += [*(markdown_text(line) for line in cost), ""] if cost else []
-    lines += _gates(gates) + _models(summary) + _clusters(summary) + _failures(summary, known)
+    lines += _gates(gates) + _models(summary) + _history(history) + _clusters(summary)
+    lines += _failures(summary, known)
     lines += _heaviest(summary)
     return "\n".join(lines) + "\n"
 
@@ -205,6 +208,14 @@ def _models(summary: RunSummary) -> list[str]:
     rows = [(model, f"{rate.rate:.1%}", f"{rate.low:.1%}-{rate.high:.1%}",
              f"{rate.passed}/{rate.total}") for model, rate in rates.items()]  # fmt: skip
     return _table(("answering model", "pass rate", "95% CI", "passed"), rows) if rows else []
+
+
+def _history(history: Sequence[str]) -> list[str]:
+    """The run history's title in bold, its lines as a list."""
+    if not history:
+        return []
+    title, *rest = history
+    return [f"**{markdown_text(title)}**", "", *(f"- {markdown_text(line)}" for line in rest), ""]
 
 
 def _clusters(summary: RunSummary) -> list[str]:
@@ -261,12 +272,13 @@ def github_output(
     limit: int,
     gates: Sequence[GateStatement] = (),
     known: KnownFailures | None = None,
+    history: Sequence[str] = (),
 ) -> list[str]:
     """The annotation lines to print, after appending the job summary (and a line saying
     why that failed, if it did); ``known``: the baseline's known failures (None: no baseline
-    was compared, every failure is an error)."""
+    was compared, every failure is an error); ``history``: :func:`job_summary`'s."""
     lines = error_annotations(summary, limit, known)
-    problem = append_job_summary(job_summary(summary, title, status, gates, known))
+    problem = append_job_summary(job_summary(summary, title, status, gates, known, history))
     return lines if problem is None else [*lines, problem]
 
 

@@ -84,10 +84,10 @@ def append_merged(
     config: dict[str, Any],
     payloads: Sequence[ItemPayload],
     directory: Path,
-) -> list[str]:
+) -> HistoryKeeper:
     """Append a merged run (``run``: the shards' run record, ``config``: their verification
-    config) to the history ``path``; the lines to print."""
+    config) to the history ``path``; its keeper has the lines to print."""
     benchmark = [str(name) for name in run.get("checkpoints") or ()]
     keeper = HistoryKeeper(path, benchmark, config, directory, keep)
     keeper.record(payloads)
-    return [line.text for line in keeper.lines()]
+    return keeper

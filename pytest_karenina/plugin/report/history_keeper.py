@@ -79,6 +79,14 @@ class HistoryKeeper:
         except OSError as exc:
             self.failure = f"{type(exc).__name__}: {exc}"
 
+    def summary_lines(self) -> list[str]:
+        """The GitHub job summary's: a title, each model's trend, the items failing since
+        an earlier run (none before the run is recorded)."""
+        if self.history is None:
+            return []
+        first, *rest = terminal_lines(self.history, self.path.name)
+        return ["Run history" + first.removeprefix("karenina history"), *map(str.strip, rest)]
+
     def lines(self) -> list[Line]:
         """The terminal's: each model's trend, items failing since an earlier run, the
         lines of the file skipped, a failed write."""
