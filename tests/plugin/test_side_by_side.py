@@ -8,12 +8,20 @@ import html
 import json
 import re
 import shlex
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.plugin.plugin_helpers import endpoint_args, rendered_dom, screenshot
+from tests.plugin.plugin_helpers import (
+    CHROMIUM,
+    capitals_checkpoint,
+    endpoint_args,
+    rendered_dom,
+    screenshot,
+)
 from tests.plugin.test_baselines import answers, checkpoint
 from tests.plugin.test_html import extras_html, report_data, row
 from tests.support.openai_server import OpenAIServer
@@ -188,3 +196,52 @@ def test_the_export_json_is_what_the_side_by_side_reads(accepted: tuple[Path, Pa
     lines = export.read_text(encoding="utf-8").splitlines()
     assert len(data["results"]) == 3
     assert all(line.startswith('{"metadata"') for line in lines[1:4])
+
+
+DRIVER = """<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const link = document.querySelector('.karenina-cluster a')
+  const id = decodeURIComponent(link.getAttribute('href').slice(1))
+  const before = document.getElementById(id) !== null
+  link.click()
+  const out = document.createElement('pre')
+  out.id = 'driver-out'
+  out.textContent = JSON.stringify({id, before, after: document.getElementById(id) !== null})
+  document.body.append(out)
+}, 0))
+</script>"""
+
+
+@pytest.mark.subprocess
+def test_a_clusters_item_link_draws_the_rows_page_in_chromium(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """130 questions in their original order: the failing last one is on the table's second
+    page, which a click on its link in the cluster draws."""
+    countries = {f"q{n:03}": (f"Land{n}", f"City{n}") for n in range(1, 131)}
+    for qid, (country, capital) in countries.items():
+        city = "Nowhere" if qid == "q130" else capital
+        openai_server.add_rule(f"It is {city}.", structured=False, contains=f"of {country}?")
+        openai_server.add_rule({"capital": city}, structured=True, contains=f"It is {city}.")
+    report = pytester.path / "report.html"
+    path = capitals_checkpoint(pytester.path, countries)
+    result = pytester.runpytest("--karenina", str(path), *endpoint_args(openai_server),
+                                f"--html={report}", "--self-contained-html")  # fmt: skip
+    result.assert_outcomes(passed=129, failed=1)
+    page = report.read_text(encoding="utf-8").replace("</body>", DRIVER + "</body>")
+    report.write_text(page, encoding="utf-8")
+    chromium = shutil.which("chromium") or shutil.which(CHROMIUM)
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    dom = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--virtual-time-budget=5000",
+         f"--user-data-dir={pytester.path / 'chromium-profile'}",
+         "--dump-dom", report.as_uri() + "?sort=original"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    found = re.search(r'<pre id="driver-out">([^<]*)</pre>', dom)
+    assert found is not None, dom[-2000:]
+    assert json.loads(html.unescape(found.group(1))) == {
+        "id": "capitals.jsonld::q130", "before": False, "after": True,
+    }  # fmt: skip
