@@ -184,3 +184,33 @@ def test_gate_properties_leave_missing_or_broken_files_alone(
         path.write_text(content, encoding="utf-8")
     write_suite_properties(str(path), [("karenina.gate", "passed")])
     assert (path.read_text(encoding="utf-8") if path.exists() else None) == content
+
+
+def test_gate_properties_are_spliced_into_the_file_as_written(tmp_path: Path) -> None:
+    """The file keeps pytest's own text around the new properties (no parse and rewrite of
+    the whole tree, which took seconds at 20,000 cases); values are escaped."""
+    path = tmp_path / "junit.xml"
+    path.write_text(NESTED.replace("</testsuite>", "<properties /></testsuite>"), "utf-8")
+
+    write_suite_properties(str(path), [("karenina.gate", 'a <b> & "c" é')])
+
+    added = '<property name="karenina.gate" value="a &lt;b&gt; &amp; &quot;c&quot; é" />'
+    assert path.read_text(encoding="utf-8") == (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<testsuites><testsuite name="pytest" tests="2"><properties>\n'
+        f'<property name="existing" value="kept"/>{added}</properties>\n'
+        '<testcase classname="bench.jsonld" name="q1"/><properties /></testsuite>\n'
+        f'<testsuite name="second" tests="0"><properties>{added}</properties></testsuite>'
+        "</testsuites>\n"
+    )
+
+
+def test_an_empty_leading_properties_element_takes_the_gate_properties(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    path.write_text(BARE.replace('tests="1">', 'tests="1"><properties />'), encoding="utf-8")
+
+    write_suite_properties(str(path), [("karenina.gate", "passed")])
+
+    root = ET.parse(path).getroot()
+    assert [child.tag for child in root] == ["properties", "testcase"]
+    assert _gate_properties(root) == {"karenina.gate": "passed"}
