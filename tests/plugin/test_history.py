@@ -252,10 +252,13 @@ def test_the_report_shows_each_items_runs_and_the_models_trends_in_chromium(
     assert '<th data-column-type="khistory">History</th>' in dom
     (q3,) = rendered_rows(dom, "capitals.jsonld::q3")
     cell = q3.split('<td class="col-khistory">', 1)[1].split("</td>", 1)[0]
-    assert 'aria-label="last 4 runs, oldest first: pass, pass, fail, fail"' in cell
+    assert 'aria-label="last 4 runs, oldest first: pass x2, fail x2"' in cell
+    assert cell.count('<path fill="#2e7d32"') == cell.count('<path fill="#c62828"') == 1
     assert f"failing since {commit[:8]} (2 runs)" in cell
     (q1,) = rendered_rows(dom, "capitals.jsonld::q1")
     assert "flaky in 2 of the last 4 runs" in q1
+    (q2,) = rendered_rows(dom, "capitals.jsonld::q2")  # passed every run: words, no strip
+    assert '<span class="karenina-history-note">passed the last 4 runs</span>' in q2
     # The History cell follows the Flaky one in every row, the header too.
     assert q1.index('class="col-kflaky"') < q1.index('class="col-khistory"')
     picture = screenshot(pytester, report)

@@ -148,7 +148,7 @@ def test_the_html_says_it_in_words_and_escapes_names(tmp_path: Path) -> None:
     keeper = HistoryKeeper(path, BENCH, {}, tmp_path)
     item = keeper.past.item("m", "q1")
     cell = history_cell(item)
-    assert 'aria-label="last 3 runs, oldest first: pass, fail, fail"' in cell
+    assert 'aria-label="last 3 runs, oldest first: pass, fail x2"' in cell
     assert "failing since c&lt;1&gt; (2 runs)" in cell
     html = summary_html(keeper)
     assert "m: pass rate 0% (last 3 runs: 100 0 0), cost $0.0030, 0.5 s" in html

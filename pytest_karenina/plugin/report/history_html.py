@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from itertools import groupby
 from typing import Any
 
 import pytest
@@ -18,30 +19,72 @@ from pytest_karenina.plugin.report.history_file import MARKS
 from pytest_karenina.plugin.report.history_keeper import HistoryKeeper
 from pytest_karenina.plugin.report.history_text import trend_line
 from pytest_karenina.plugin.report.html import COLUMNS, FIRST_COLUMN
-from pytest_karenina.plugin.report.svg import data_table, figure, sparkline, trend
+from pytest_karenina.plugin.report.svg import MARK_FILLS, data_table, figure, trend
 
 COLUMN = "khistory"
 SPARK_RUNS = 20
 """Runs an item's sparkline shows."""
 CHART_RUNS = 50
 """Runs the summary's trend charts show."""
+STEP = 6
+"""The width of one run's mark in a sparkline (px)."""
+SHAPES = {"p": "1h4v8h-4z", "f": "9h4v8h-4z", "e": "7h4v4h-4z"}
+"""Each mark's rectangle, as a path from its left edge (a pass up, a failure down, an error
+on the middle line)."""
+FILLS = {"p": MARK_FILLS["pass"], "f": MARK_FILLS["fail"], "e": MARK_FILLS["error"]}
 TREND_WIDTH = 180
 """The width of a trend chart (px)."""
 AFTER = 'data-column-type="kflaky"'
 """The header cell the History column follows."""
 
 
+def run_lengths(marks: Sequence[str]) -> str:
+    """``pass x3, fail, pass x2``: the marks in words, repeats counted."""
+    groups = [(mark, len(list(run))) for mark, run in groupby(marks)]
+    return ", ".join(mark if count == 1 else f"{mark} x{count}" for mark, count in groups)
+
+
+def sparkline(marks: str) -> str:
+    """Marks (``p f e``, oldest first) as a strip: a pass a green bar up, a failure a red bar
+    down, an error a grey square on the middle line (so it reads without colour). One path
+    per kind of mark keeps a row's cell about half a kilobyte: a report of 20,000 items has
+    one per item."""
+    paths: dict[str, list[str]] = {"p": [], "f": [], "e": []}
+    for index, mark in enumerate(marks):
+        x = STEP * index + 1
+        if mark in paths:
+            paths[mark].append(f"M{x} {SHAPES[mark]}")
+    width = STEP * max(len(marks), 1)
+    label = escape(f"last {len(marks)} runs, oldest first: {run_lengths(_words(marks))}")
+    drawn = "".join(
+        f'<path fill="{FILLS[mark]}" d="{"".join(found)}"/>'
+        for mark, found in paths.items()
+        if found
+    )
+    return (
+        f'<svg class="karenina-sparkline" role="img" viewBox="0 0 {width} 18" width="{width}" '
+        f'height="18" aria-label="{label}"><title>{label}</title>'
+        f'<path stroke="#ccc" d="M0 9H{width}"/>{drawn}</svg>'
+    )
+
+
+def _words(marks: str) -> list[str]:
+    return [MARKS.get(mark, mark) for mark in marks]
+
+
 def history_cell(item: ItemHistory | None) -> str:
-    """An item's sparkline (oldest first) and what its history says, escaped."""
+    """An item's sparkline (oldest first) and what its history says, escaped; an item that
+    passed every run shown gets a line of text instead (most rows of a large report)."""
     if item is None:
         return ""
-    marks = [MARKS.get(mark, mark) for mark in item.marks[-SPARK_RUNS:]]
-    runs = f"last {len(marks)} runs" if len(marks) > 1 else "this run only"
-    label = f"{runs}, oldest first: {', '.join(marks)}"
+    marks = item.marks[-SPARK_RUNS:]
+    if set(marks) == {"p"}:
+        runs = f"the last {len(marks)} runs" if len(marks) > 1 else "its only run"
+        return f'<span class="karenina-history-note">passed {runs}</span>'
     notes = "".join(
         f'<br><span class="karenina-history-note">{escape(note)}</span>' for note in item.lines()
     )
-    return sparkline(marks, label) + notes
+    return sparkline(marks) + notes
 
 
 def _money(value: float) -> str:
