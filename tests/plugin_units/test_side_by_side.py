@@ -23,8 +23,11 @@ from tests.plugin_units.test_clusters import failed, other
 def test_the_word_diff_marks_words_and_escapes_everything() -> None:
     found = word_diff("take <b>5 mg</b> daily", "take <i>10 mg</i> daily")
     assert "<b>" not in found and "<i>" not in found
-    assert ">&lt;b&gt;5</del>" in found and ">&lt;i&gt;10</ins>" in found
-    assert found.startswith("take ") and found.endswith("mg&lt;/i&gt;</ins> daily")
+    assert ">&lt;b&gt;5 mg&lt;/b&gt; </del>" in found
+    assert ">&lt;i&gt;10 mg&lt;/i&gt; </ins>" in found
+    assert found.startswith("take <del") and found.endswith("</ins>daily")
+    # Words compare without their whitespace: a moved line break is no change.
+    assert word_diff("It is\nRome.", "It is Rome.") == "It is Rome."
     assert changed("take <b>5 mg</b> daily", "take <i>10 mg</i> daily") == (2, 2)
     assert word_diff("same words", "same words") == "same words"
 

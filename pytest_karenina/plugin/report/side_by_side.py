@@ -21,7 +21,7 @@ from pytest_karenina.plugin.report.baseline_results import BaselineRun
 from pytest_karenina.plugin.report.highlight import highlighted
 from pytest_karenina.plugin.report.reproduce import reproduce_command
 from pytest_karenina.plugin.report.statements import Line
-from pytest_karenina.plugin.report.word_diff import changed, word_diff
+from pytest_karenina.plugin.report.word_diff import diff_counted
 from pytest_karenina.plugin.safe_text import terminal_safe
 from pytest_karenina.plugin.verdict.outcome import Outcome
 
@@ -123,11 +123,11 @@ def _reasoning_table(before: Mapping[str, Any], now: Mapping[str, Any]) -> str:
 
 def _answers(before: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[str]:
     old, new = _answer(before), _answer(now)
-    removed, added = changed(old, new)
+    marked, removed, added = diff_counted(old, new)
     yield (
         f'<details class="karenina-sbs-diff" open><summary>answer, word by word '
         f"(-{removed} +{added} words)</summary>"
-        f'<pre style="white-space: pre-wrap">{word_diff(old, new)}</pre></details>'
+        f'<pre style="white-space: pre-wrap">{marked}</pre></details>'
     )
     panes = []
     for title, text, result in (("baseline", old, before), ("now", new, now)):
