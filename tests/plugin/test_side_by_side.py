@@ -187,6 +187,9 @@ def test_the_option_needs_a_baseline(
     result.stderr.fnmatch_lines(
         ["*--karenina-baseline-results: name the baseline with --karenina-baseline*"]
     )
+    ini = run(pytester, openai_server, "-o", "karenina_baseline_results=x.json")
+    assert ini.ret == pytest.ExitCode.USAGE_ERROR
+    ini.stderr.fnmatch_lines(["*karenina_baseline_results*: name the baseline with*"])
 
 
 def test_the_export_json_is_what_the_side_by_side_reads(accepted: tuple[Path, Path]) -> None:
