@@ -316,6 +316,8 @@ def test_field_rows_with_a_compiled_template() -> None:
         {"field": "year", "expected": 1928, "parsed": 1929, "primitive": "NumericExact",
          "passed": False, "differs": None},
     ]  # fmt: skip
+    # A field that passed carries no primitive to re-run (failure clusters re-run failed ones).
+    assert "spec" not in field_rows(fields_result(symbol="Au", year=1929), FACTS)[0]
 
 
 def test_field_rows_of_a_template_with_its_own_verify_say_what_differs() -> None:

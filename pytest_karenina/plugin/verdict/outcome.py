@@ -267,8 +267,9 @@ def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, 
     also gets a row, without the ``expected`` key, for each field the judge extracted that has
     no ground truth (``differs`` None): what its ``verify()`` judged.
 
-    A trace primitive's field shows as parsed what its check found in the answer; a primitive
-    that normalizes text adds ``spec``, its stored form (:attr:`FieldFacts.specs`).
+    A trace primitive's field shows as parsed what its check found in the answer; the failed
+    field of a primitive that normalizes text adds ``spec``, its stored form
+    (:attr:`FieldFacts.specs`).
     """
     template = result.template
     if template is None:
@@ -291,7 +292,7 @@ def field_rows(result: VerificationResult, facts: FieldFacts) -> list[dict[str, 
             "passed": outcome.get(name),
             "differs": parsed.get(name) != row["expected"] if compared else None,
         }
-        if name in facts.specs:
+        if name in facts.specs and row["passed"] is False:  # what a failure cluster re-runs
             row["spec"] = dict(facts.specs[name])
         rows.append(row)
     return rows
