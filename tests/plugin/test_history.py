@@ -136,7 +136,7 @@ def test_pruning_keeps_the_last_runs_and_every_other_line(
     for wrong in ({}, {"q1": "Lyon"}, {"q2": "Milan"}, {"q3": "Osaka"}):
         answers(openai_server, **wrong)
         result = run(pytester, openai_server, "--karenina-history-keep=2")
-    result.stdout.fnmatch_lines(["  pruned 1 older records (keeping 2 runs)"])
+    result.stdout.fnmatch_lines(["  pruned 1 older record (keeping 2 runs)"])
     lines = (pytester.path / HISTORY).read_text().splitlines()
     assert lines[0] == '{"format": "elsewhere"}'
     kept = [json.loads(line)["models"]["test-model"] for line in lines[1:]]

@@ -94,7 +94,8 @@ class HistoryKeeper:
         if self.history is not None:
             found += map(Line, terminal_lines(self.history, self.path.name))
         if self.pruned:
-            found.append(Line(f"  pruned {self.pruned} older records (keeping {self.keep} runs)"))
+            records = f"{self.pruned} older record{'s' if self.pruned != 1 else ''}"
+            found.append(Line(f"  pruned {records} (keeping {self.keep} runs)"))
         found += [Line(text, red=True) for text in problem_lines(self.problems)]
         if self.failure is not None:
             found.append(
