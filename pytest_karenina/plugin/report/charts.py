@@ -271,6 +271,11 @@ def comparison_chart(payloads: list[ItemPayload], reference: str | None) -> str:
     }  # fmt: skip
     most = max(wins.values(), default=0) or 1
     questions = len(found.matrix)
+    # McNemar's exact test sums binomial terms: once per pair (the comparison's own first).
+    p_values = {frozenset((pair.first, pair.second)): pair.p_value for pair in found.pairs}
+    for a, b in wins:
+        if frozenset((a, b)) not in p_values:
+            p_values[frozenset((a, b))] = mcnemar_exact(wins[a, b], wins[b, a])
     cells = []
     for a in models:
         line = []
@@ -279,7 +284,7 @@ def comparison_chart(payloads: list[ItemPayload], reference: str | None) -> str:
                 rate = sum(1 for row in rows if row[a]) / questions
                 line.append(svg.Cell(f"{rate:.0%}", None, f"{a} passes {rate:.1%}"))
                 continue
-            p = mcnemar_exact(wins[a, b], wins[b, a])
+            p = p_values[frozenset((a, b))]
             tip = f"{a} passes and {b} fails {wins[a, b]} questions (McNemar exact p={p:.3g})"
             line.append(svg.Cell(str(wins[a, b]), wins[a, b] / most, tip))
         cells.append(line)
