@@ -9,6 +9,7 @@ space tokens would make :class:`difflib.SequenceMatcher` quadratic on long answe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from html import escape
 
@@ -25,7 +26,7 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(text)
 
 
-def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(old: list[str], new: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
     keys_old, keys_new = [w.strip() for w in old], [w.strip() for w in new]
     return SequenceMatcher(None, keys_old, keys_new, autojunk=False).get_opcodes()
 
