@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,15 @@ def call_all(batching: BatchingModel, texts: list[str]) -> dict[str, ModelReply 
     return found
 
 
+def until(condition: Callable[[], bool]) -> None:
+    """Wait for ``condition`` (bounded, so a broken collector fails instead of hanging)."""
+    for _ in range(6000):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("the condition never held")
+
+
 def collector(count: int, state: BatchState | None = None, **options: Any) -> BatchCollector:
     return BatchCollector(state, active=lambda: count, poll=0.02, quiet=0.5, **options)
 
@@ -115,8 +124,7 @@ def test_a_cancelled_batch_errors_its_calls_with_the_reason(batch_server: BatchS
     outcome: list[Any] = []
     thread = threading.Thread(target=lambda: outcome.append(call_all(batching, ["a", "b", "c"])))
     thread.start()
-    while not collect.tally.batch_ids:
-        thread.join(0.02)
+    until(lambda: bool(collect.tally.batch_ids))
     batching.provider.cancel(collect.tally.batch_ids[0])
     batch_server.release()
     thread.join(60)
@@ -129,8 +137,7 @@ def test_polling_survives_a_server_restart_mid_wait(batch_server: BatchServer) -
     outcome: list[Any] = []
     thread = threading.Thread(target=lambda: outcome.append(call_all(batching, list("abcd"))))
     thread.start()
-    while not collect.tally.batch_ids:
-        thread.join(0.02)
+    until(lambda: bool(collect.tally.batch_ids))
     batch_server.restart(down=0.3)
     batch_server.release()
     thread.join(60)
@@ -152,8 +159,7 @@ def test_a_second_run_reattaches_instead_of_submitting(
     texts = [f"q{n}" for n in range(5)]
     thread = threading.Thread(target=lambda: outcome.append(call_all(batching, texts)))
     thread.start()
-    while not first.tally.batch_ids:
-        thread.join(0.02)
+    until(lambda: bool(first.tally.batch_ids))
     first.close()  # the run ends with its batch pending: the state file keeps it
     thread.join(60)
     assert all(isinstance(reply, BatchCallError) for reply in outcome[0].values())
@@ -172,12 +178,12 @@ def test_a_state_file_of_other_settings_is_refused_by_name(
     batch_server: BatchServer, tmp_path: Path
 ) -> None:
     batch_server.hold()
-    first = collector(1, state(tmp_path), wait=0.2)
-    found = call_all(model(batch_server, first), ["q"])
-    assert "batch wait of 0.2s ran out" in str(found["q"])
-    while not first.tally.batch_ids:  # a call gives up waiting; its batch is still submitted
-        threading.Event().wait(0.02)
-    first.close()
+    first = collector(1, state(tmp_path))
+    thread = threading.Thread(target=call_all, args=(model(batch_server, first), ["q"]))
+    thread.start()
+    until(lambda: bool(first.tally.batch_ids))
+    first.close()  # the run ends with its batch pending
+    thread.join(60)
     with pytest.raises(BatchStateMismatch, match="other settings"):
         BatchCollector(state(tmp_path, fingerprint="f2"))
     with pytest.raises(BatchStateMismatch, match="benchmark 'bench', not 'other'"):
@@ -203,3 +209,24 @@ def test_a_langchain_openai_model_batches_with_our_client(batch_server: BatchSer
     body = batch_server.submitted[0][0]["body"]
     assert body["seed"] == 7 and body["max_tokens"] == 64 and "api_key" not in body
     assert all(path != "/v1/chat/completions" for method, path in batch_server.requests[:3])
+
+
+def test_a_call_that_gave_up_before_its_batch_was_sent_is_not_sent(
+    batch_server: BatchServer,
+) -> None:
+    now, running = [0.0], [99]  # a clock the test moves, and pipelines that are not waiting
+    collect = BatchCollector(active=lambda: running[0], poll=0.02, wait=0.05,
+                             clock=lambda: now[0])  # fmt: skip
+    batching = model(batch_server, collect)
+    with pytest.raises(BatchCallError, match=r"batch wait of 0\.05s ran out"):
+        batching.invoke(ask("gave up"))
+    running[0], collect.wait = 1, 60.0
+    outcome: list[Any] = []
+    thread = threading.Thread(target=lambda: outcome.append(call_all(batching, ["later"])))
+    thread.start()
+    until(lambda: collect._waiting > 0)  # the second call is queued
+    now[0] = 10.0  # quiet long enough: what waits goes now
+    thread.join(60)
+    assert [[line["body"]["messages"][-1]["content"] for line in lines]
+            for lines in batch_server.submitted] == [["later"]]  # fmt: skip
+    collect.close()

@@ -104,7 +104,6 @@ class BatchCollector:
         self._last_call = 0.0
         self._thread: threading.Thread | None = None
         self._closed = False
-        self._mine: set[str] = set()
         if state is not None:
             for batch in state.load():
                 for key in batch.keys:
@@ -142,11 +141,22 @@ class BatchCollector:
                 if self._waiters.get(request.key):
                     self._waiters[request.key] -= 1
                     self._waiting -= 1
+                if not self._waiters.get(request.key):  # nobody waits: do not submit it
+                    self._drop_pending(provider.lane, request.key)
             raise BatchCallError(
                 call_kind,
                 f"the batch wait of {limit:g}s ran out (--karenina-batch-wait); the batch is "
                 "left running and a run started again with the same settings collects it",
             ) from None
+
+    def _drop_pending(self, lane: str, key: str) -> None:
+        """Forget a call not submitted yet (called with the lock held)."""
+        pending = self._pending.get(lane, [])
+        kept = [(request, kind) for request, kind in pending if request.key != key]
+        if len(kept) < len(pending):
+            self._pending[lane] = kept
+            self._futures.pop(key, None)
+            self._waiters.pop(key, None)
 
     def count_tokens(self, label: str, input_tokens: int | None, output: int | None) -> None:
         with self._cond:
@@ -166,7 +176,6 @@ class BatchCollector:
         self._flights.append(
             Flight(provider, earlier.batch_id, earlier.wave, earlier.keys, self._clock(), True)
         )
-        self._mine.add(earlier.batch_id)
         self.progress(f"{earlier.wave}: re-attached to batch {earlier.batch_id} of an earlier run")
 
     def _start(self) -> None:
@@ -227,7 +236,6 @@ class BatchCollector:
                                            now_text()))  # fmt: skip
             with self._cond:
                 self._flights.append(Flight(provider, batch_id, wave, keys, self._clock()))
-                self._mine.add(batch_id)
                 self.tally.batches += 1
                 self.tally.batch_ids.append(batch_id)
             self.progress(f"{wave}: submitted batch {batch_id} of {len(keys)} requests")
