@@ -298,3 +298,19 @@ def test_the_github_job_summary_gives_the_history(
         "- 1 item failing since an earlier run, 0 flaky (pytest-karenina history history.jsonl "
         "lists them)"
     )
+
+
+def test_a_history_that_cannot_be_written_costs_only_itself(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    repository(pytester.path)
+    (pytester.path / HISTORY).mkdir()  # neither readable nor writable as a file
+    answers(openai_server)
+    result = run(pytester, openai_server, "--junitxml=out.xml", "--karenina-results=out.json")
+    assert result.ret == pytest.ExitCode.OK  # the history is no gate
+    result.stdout.fnmatch_lines([
+        "karenina history: skipped history.jsonl: cannot be read (IsADirectoryError*",
+        f"karenina history: this run was not recorded in {pytester.path / HISTORY} "
+        "(IsADirectoryError*",
+    ])  # fmt: skip
+    assert (pytester.path / "out.xml").exists() and (pytester.path / "out.json").exists()

@@ -42,7 +42,8 @@ class Problem:
     why: str
 
     def __str__(self) -> str:
-        return f"{self.path.name} line {self.line}: {self.why}"
+        where = f" line {self.line}" if self.line else ""  # 0: the file as a whole
+        return f"{self.path.name}{where}: {self.why}"
 
 
 @dataclass(slots=True)
@@ -213,7 +214,9 @@ def read_history(path: Path, benchmark: Sequence[str]) -> HistoryRead:
     except FileNotFoundError:
         return HistoryRead()
     except OSError as exc:
-        return HistoryRead(problems=[Problem(path, 0, f"cannot be read ({exc})")])
+        return HistoryRead(
+            problems=[Problem(path, 0, f"cannot be read ({type(exc).__name__}: {exc})")]
+        )
     return parse_history(content, path, benchmark)
 
 
