@@ -246,12 +246,26 @@ def _locked(path: Path) -> Iterator[int]:
             os.close(fd)  # releases the lock
 
 
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    """``size`` bytes from ``offset`` (``os.pread`` is not on every platform; appends go to
+    the end whatever the position)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def append_record(path: Path, record: Mapping[str, Any]) -> None:
     """Append ``record`` as one line in one write (OSError when it cannot be written)."""
     line = dump_record(record)
     with _locked(path) as fd:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and _read_at(fd, size - 1, 1) != b"\n":
             line = b"\n" + line  # a torn last line would fuse with this record
         written = 0
         while written < len(line):
@@ -264,7 +278,7 @@ def prune_history(path: Path, benchmark: Sequence[str], keep: int) -> int:
     records, a torn last line); returns how many lines were removed."""
     with _locked(path) as fd:
         size = os.fstat(fd).st_size
-        content = os.pread(fd, size, 0) if size else b""
+        content = _read_at(fd, 0, size) if size else b""
         runs = parse_history(content, path, benchmark).runs
         drop = {number for run in runs[: max(len(runs) - keep, 0)] for number in run.lines}
         if not drop:
