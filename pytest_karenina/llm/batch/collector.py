@@ -125,7 +125,7 @@ class BatchCollector:
                 self._providers.setdefault(provider.lane, provider)
                 earlier = self._earlier.get(request.key)
                 if earlier is not None:
-                    self._attach(earlier)
+                    self._attach(earlier, provider)
                 else:
                     self._pending.setdefault(provider.lane, []).append((request, call_kind))
                     self._last_call = self._clock()
@@ -168,11 +168,12 @@ class BatchCollector:
         with self._cond:
             self.tally.unbatched += 1
 
-    def _attach(self, earlier: StoredBatch) -> None:
-        """Wait on a batch of an earlier run (called with the lock held)."""
+    def _attach(self, earlier: StoredBatch, provider: BatchProvider) -> None:
+        """Wait on a batch of an earlier run (called with the lock held); ``provider`` is
+        the one of the call that found it, unless the batch's lane has its own."""
         if any(flight.batch_id == earlier.batch_id for flight in self._flights):
             return
-        provider = self._providers[earlier.lane]
+        provider = self._providers.get(earlier.lane, provider)
         self._flights.append(
             Flight(provider, earlier.batch_id, earlier.wave, earlier.keys, self._clock(), True)
         )
