@@ -87,6 +87,8 @@ def run_leg(
         partial = exc.partial.to_json() if isinstance(exc, AgentError) and exc.partial else None
         leg.error = {"type": type(exc).__name__, "partial": partial,
                      "class": getattr(exc, "error_class", None)}  # fmt: skip
+        if isinstance(exc, AgentError):  # a model call's error names its client's exception
+            leg.error["reason"] = exc.reason
     finally:
         agent.close()
     for request in server.chat_requests:
@@ -313,3 +315,23 @@ def test_a_given_chat_model_runs_on_langchains_loop() -> None:
     agent = EndpointToolLoop(model, chat_model=chat)
     result: AgentResult = agent.run(QUESTION, RUN)
     assert result.final_response == "Paris."
+
+
+def test_an_openrouter_model_without_a_key(
+    openai_server: OpenAIServer,
+    mcp_server: MCPServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def script(server: OpenAIServer, mcp: MCPServer) -> None:
+        server.add_rule("Paris.")
+
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    model = ModelConfig(
+        id="router", model_name="test-model", interface="openrouter",
+        endpoint_base_url=openai_server.base_url, mcp_urls_dict={"facts": mcp_server.url},
+    )  # fmt: skip
+    legs = converse(openai_server, mcp_server, tmp_path, script, model=model)
+    assert legs["wire"].error == legs["langchain"].error is not None
+    assert "OPENROUTER_API_KEY" in str(legs["wire"].error)
+    assert legs["wire"].requests == legs["langchain"].requests == []

@@ -113,15 +113,16 @@ class EndpointToolLoop(ToolLoopAgent):
     _target: _Target | None = None
 
     async def arun(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
-        if not self._speaks_wire():
-            return await super().arun(messages, config)
         system = "\n\n".join(m.content for m in messages if m.role == "system") or None
-        try:
-            spec = self._tool_spec(await self.tools(config))
+        try:  # in LangChain's order: the tools, then the chat model
+            tools = await self.tools(config)
+            spec = self._tool_spec(tools) if self._speaks_wire() else None
         except LLMCallError:
             raise
         except Exception as exc:
             raise AgentError(config.call_kind, f"{type(exc).__name__}: {exc}") from None
+        if spec is None:
+            return await super().arun(messages, config)
         calls, _, seconds = model_limits(self.model)
         history: list[BaseMessage] = to_langchain([m for m in messages if m.role != "system"])
         limit_reached = timed_out = False
