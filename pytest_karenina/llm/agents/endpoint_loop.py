@@ -36,6 +36,7 @@ import orjson
 
 from pytest_karenina.llm.adapters.langchain_model import to_langchain
 from pytest_karenina.llm.agent_ports import AgentError, AgentResult, AgentRunConfig, model_limits
+from pytest_karenina.llm.agents.endpoint_wire import Target, post
 from pytest_karenina.llm.agents.tool_loop import ToolLoopAgent
 from pytest_karenina.llm.ports import ChatMessage, LLMCallError
 
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
     from langchain_core.tools import BaseTool
 
-DEFAULT_TIMEOUT = (5.0, 600.0)
-"""Connect and read seconds of the openai SDK's default time limit (``request_timeout``
-unset)."""
 UNKNOWN_TOOL = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
 """LangGraph ``ToolNode``'s result for a call of a tool it does not have."""
 REFUSED = "Tool call limit exceeded. Do not make additional tool calls."
@@ -110,7 +108,7 @@ class EndpointToolLoop(ToolLoopAgent):
 
     _wire: bool | None = None
     _spec: _Spec | None = None
-    _target: _Target | None = None
+    _target: Target | None = None
 
     async def arun(self, messages: Sequence[ChatMessage], config: AgentRunConfig) -> AgentResult:
         system = "\n\n".join(m.content for m in messages if m.role == "system") or None
@@ -208,7 +206,10 @@ class EndpointToolLoop(ToolLoopAgent):
 
         async def call(_request: Any) -> AIMessage:
             body = orjson.dumps({**spec.fixed, "messages": messages})
-            completion = await asyncio.get_running_loop().run_in_executor(None, self._post, body)
+            if self._target is None:  # made on the loop's thread: one pool per agent
+                self._target = Target(self.model)
+            target = self._target
+            completion = await asyncio.get_running_loop().run_in_executor(None, post, target, body)
             message: AIMessage = model._create_chat_result(completion).generations[0].message
             return message
 
@@ -248,39 +249,6 @@ class EndpointToolLoop(ToolLoopAgent):
         done: ToolMessage = await self.transport.awrap_tool_call(None, run)
         return done
 
-    def _post(self, body: bytes) -> dict[str, Any]:
-        """POST one chat-completions request; the reply's JSON (raises as the plain
-        ``openai_endpoint`` adapter does for HTTP, connection and time-limit failures)."""
-        from urllib3.exceptions import HTTPError as Urllib3Error
-
-        from pytest_karenina.llm.adapters.openai_wire import (
-            EndpointHTTPError,
-            MalformedReplyError,
-            error_message,
-        )
-        from pytest_karenina.llm.errors import redact
-
-        target = self._target
-        if target is None:
-            target = self._target = _Target(self.model)
-        try:
-            response = target.http.urlopen(
-                "POST", target.url, body=body, headers=target.headers, retries=False,
-                redirect=False, timeout=target.timeout,
-            )  # fmt: skip
-        except Urllib3Error as exc:
-            raise target.transport_error(exc) from None
-        if response.status >= 300:
-            message = redact(error_message(response.data), target.secrets)
-            raise EndpointHTTPError(response.status, message, response)
-        try:
-            completion = orjson.loads(response.data)
-        except orjson.JSONDecodeError:
-            raise MalformedReplyError("the reply is not JSON") from None
-        if not isinstance(completion, dict):
-            raise MalformedReplyError("the reply is not a JSON object")
-        return completion
-
 
 def _plain_mcp_tool(tool: BaseTool) -> bool:
     """Whether ``tool`` is a ``langchain-mcp-adapters`` tool with nothing of LangChain's own
@@ -315,48 +283,3 @@ async def _call_mcp_tool(tool: Any, call: dict[str, Any]) -> ToolMessage:
         artifact, status = None, "error"
     message: Any = _format_output(content, artifact, call["id"], tool.name, status)
     return cast("ToolMessage", message)
-
-
-class _Target:
-    """Where and how a model's chat-completions requests go, as ``ChatOpenAI`` would send
-    them (see :func:`~.chat_model.agent_chat_model`)."""
-
-    def __init__(self, model: Any) -> None:
-        import urllib3
-        from urllib3.util import Url, parse_url
-
-        from pytest_karenina.llm.adapters.openai_endpoint import (
-            DEFAULT_POOL_SIZE,
-            _pool_manager,
-            endpoint_key,
-            endpoint_url,
-        )
-        from pytest_karenina.llm.agents.chat_model import endpoint_headers
-
-        base = parse_url(endpoint_url(model) or "")
-        self.url = Url(
-            scheme=base.scheme, host=base.host, port=base.port,
-            path=f"{(base.path or '').rstrip('/')}/chat/completions",
-        ).url  # fmt: skip
-        self.secrets = [value for value in (endpoint_key(model), base.auth) if value]
-        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        self.headers.update(endpoint_headers(model))
-        seconds = model.request_timeout
-        connect, read = DEFAULT_TIMEOUT if seconds is None else (seconds, seconds)
-        self.timeout = urllib3.Timeout(connect=connect, read=read)
-        self.http = _pool_manager(self.url, model.max_concurrent_requests or DEFAULT_POOL_SIZE)
-
-    def transport_error(self, exc: Exception) -> Exception:
-        from urllib3.exceptions import NewConnectionError
-        from urllib3.exceptions import TimeoutError as Urllib3Timeout
-
-        from pytest_karenina.llm.adapters.openai_endpoint import (
-            EndpointConnectionError,
-            EndpointTimeoutError,
-        )
-        from pytest_karenina.llm.errors import redact
-
-        reason = redact(f"{type(exc).__name__}: {exc}", self.secrets)
-        if isinstance(exc, Urllib3Timeout) and not isinstance(exc, NewConnectionError):
-            return EndpointTimeoutError(f"POST {self.url}: no reply ({reason})")
-        return EndpointConnectionError(f"POST {self.url}: connection failed ({reason})")
