@@ -217,7 +217,8 @@ class ControllerPlugin:
                 self.config.pluginmanager.get_plugin("terminalreporter"), map(Line, compact)
             )
         if self.role is ProcessRole.XDIST_CONTROLLER:
-            self.config.stash[HEAP_KEY].settle(len(session.items))
+            # The controller collects no items: the reports it holds measure its heap.
+            self.config.stash[HEAP_KEY].settle(len(self.summary.payloads))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:

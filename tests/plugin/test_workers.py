@@ -93,3 +93,39 @@ def test_the_summary_says_when_the_run_loop_was_cpu_bound(
         result.stdout.no_fnmatch_line("CPU-bound*")
     else:
         result.stdout.fnmatch_lines(["*karenina summary*", expected])
+
+
+@pytest.mark.xdist
+def test_the_xdist_controller_freezes_a_large_runs_reports_at_the_end(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    """The controller collects no items, but holds every report: it settles its heap after a
+    large run too, so that pytest's collections at exit skip them (11 s at 50,000 items)."""
+    from pytest_karenina.plugin.run.heap import SETTLE_FROM_ITEMS
+    from tests.support import fault_matrix
+
+    fault_matrix.script(openai_server, None)
+    path = fault_matrix.write_checkpoint(pytester.path / "large.jsonld", SETTLE_FROM_ITEMS)
+    results = pytester.path / "results.json"
+    pytester.makeconftest(
+        """
+import gc
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        print(f"frozen at start: {gc.get_freeze_count()}")
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        print(f"frozen at the end: {gc.get_freeze_count()}")
+"""
+    )
+    args = fault_matrix.pytest_args(openai_server, path, results)
+
+    result = pytester.runpytest(*args, "--karenina-workers", "2", "-s")
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # every tenth question is answered wrong
+    text = result.stdout.str()
+    start = int(text.split("frozen at start: ")[1].split()[0])
+    end = int(text.split("frozen at the end: ")[1].split()[0])
+    assert end > start + SETTLE_FROM_ITEMS
