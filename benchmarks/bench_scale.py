@@ -48,6 +48,8 @@ CPU_BOUND = re.compile(r"^CPU-bound: .*$", re.MULTILINE)
 PROBE = """
 import time
 
+import pytest
+
 def _kb(field):
     with open("/proc/self/status") as status:
         for line in status:
@@ -65,9 +67,11 @@ def pytest_collection_finish(session):
     with open("collect_probe.txt", "w") as out:
         out.write(f"{took} {_kb('VmHWM:')}")
 
-def pytest_runtestloop(session):
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):  # a wrapper: xdist's controller loop returns first
     if not hasattr(session.config, "workerinput"):
         STAMPS["loop"] = time.time()
+    return (yield)
 
 def pytest_sessionfinish(session):
     if "loop" in STAMPS and not hasattr(session.config, "workerinput"):
