@@ -80,6 +80,25 @@ def collector(count: int, state: BatchState | None = None, **options: Any) -> Ba
     return BatchCollector(state, active=lambda: count, poll=0.02, quiet=0.5, **options)
 
 
+def test_a_wave_goes_once_every_pipeline_waits_not_after_the_quiet_period(
+    batch_server: BatchServer,
+) -> None:
+    # The quiet period is for pipelines busy elsewhere; when all of them wait on the
+    # collector the wave goes after a short settle, long before 60 s without a call.
+    texts = [f"q{n}" for n in range(4)]
+    collect = BatchCollector(None, active=lambda: len(texts), poll=0.02, quiet=600.0)
+    found: dict[str, ModelReply | Exception] = {}
+    calls = threading.Thread(target=lambda: found.update(call_all(model(batch_server, collect),
+                                                                  texts)), daemon=True)  # fmt: skip
+    calls.start()
+    calls.join(120)  # the settle is 0.2 s; the quiet period 600 s
+    assert not calls.is_alive(), "the wave waited for the quiet period"
+    assert {text: getattr(reply, "text", reply) for text, reply in found.items()} == {
+        text: f"echo {text}" for text in texts
+    }
+    assert [len(lines) for lines in batch_server.submitted] == [4]
+
+
 def test_concurrent_calls_go_in_one_batch(batch_server: BatchServer) -> None:
     texts = [f"q{n}" for n in range(30)]
     found = call_all(model(batch_server, collect := collector(30)), texts)

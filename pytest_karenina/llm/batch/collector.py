@@ -219,7 +219,10 @@ class BatchCollector:
         now = self._clock()
         due = [flight.next_poll - now for flight in self._flights]
         if any(self._pending.values()):
-            due.append(self.quiet - (now - self._last_call))
+            running = self.active() if self.active is not None else None
+            everyone_waits = running is not None and self._waiting >= running
+            settle = min(self.quiet, 0.2) if everyone_waits else self.quiet
+            due.append(settle - (now - self._last_call))
         return max(0.01, min(due, default=1.0))
 
     def _submit(self, provider: BatchProvider, requests: list[tuple[BatchRequest, str]]) -> None:

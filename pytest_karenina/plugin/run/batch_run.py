@@ -64,6 +64,12 @@ def fingerprint(settings: Settings, vconfig: VerificationConfig) -> tuple[str, s
     return benchmark, digest[:16], f"models {names}; mode {vconfig.evaluation_mode}"
 
 
+QUIET_SECONDS = 30.0
+"""Seconds without a new batched call after which a wave goes although some pipelines are not
+waiting on it (they run live calls or are slow to reach their call). Against a batch's minutes
+this costs little, and a loaded machine's slow pipeline no longer splits a wave in two."""
+
+
 def start_batching(
     config: pytest.Config, settings: Settings, vconfig: VerificationConfig,
     counts: PipelineCounts, live_calls: Callable[[], int],
@@ -76,8 +82,8 @@ def start_batching(
     progress = BatchProgress()
     try:
         collector = BatchCollector(
-            state, active=lambda: counts.running, wait=settings.batch_wait,
-            poll=settings.batch_poll, progress=progress,
+            state, active=lambda: counts.running, quiet=QUIET_SECONDS,
+            wait=settings.batch_wait, poll=settings.batch_poll, progress=progress,
         )  # fmt: skip
     except BatchStateMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
