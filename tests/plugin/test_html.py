@@ -246,3 +246,19 @@ def test_an_items_duration_is_its_pipelines_not_its_wait(
     # The pipelines ran together before the loop reached most items; each still shows its own.
     assert sorted(durations) == ["mq001", "mq002", "mq003", "mq004"]
     assert min(durations.values()) >= 0.35, durations
+
+
+def test_a_checkpoint_file_name_with_markup_is_escaped_in_the_test_id_cell(
+    pytester: pytest.Pytester, openai_server: OpenAIServer
+) -> None:
+    # pytest-html puts the node id into its cell as it is, and the table is drawn with
+    # innerHTML: a file name with markup would run in the reader's browser.
+    scripted(openai_server)
+    named = pytester.path / "<img src=x onerror=alert(1)>.jsonld"
+    copy_checkpoint(pytester).rename(named)
+    result, report = run_html(pytester, openai_server, named)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    cells = [cell for rows in report_data(report)["tests"].values() for r in rows
+             for cell in r["resultsTableRow"] if 'class="col-testId"' in cell]  # fmt: skip
+    assert len(cells) >= 5
+    assert all("<img" not in cell and "&lt;img src=x" in cell for cell in cells), cells[:2]

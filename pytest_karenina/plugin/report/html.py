@@ -285,6 +285,17 @@ def add_extras(report: pytest.TestReport, payload: ItemPayload, include_trace: b
     found.append(extras.html(render_extras(payload, include_trace)))
 
 
+def _escape_test_id(report: pytest.TestReport, cells: list[str]) -> None:
+    """pytest-html writes the node id into its cell unescaped and draws rows with innerHTML,
+    so a checkpoint file named with markup would run in the reader's browser. The cell is
+    replaced only while it holds the raw id (a pytest-html that escapes it is left alone)."""
+    test_id = report.nodeid if report.when == "call" else f"{report.nodeid}::{report.when}"
+    raw = f'<td class="col-testId">{test_id}</td>'
+    safe = f'<td class="col-testId">{escape(test_id, quote=False)}</td>'
+    if raw != safe:
+        cells[:] = [safe if cell == raw else cell for cell in cells]
+
+
 class HtmlPlugin:
     """pytest-html hooks on the reporting process; the run's summary and gates are the
     controller's, handed over when the plugin is registered."""
@@ -339,6 +350,7 @@ class HtmlPlugin:
             )
         for offset, ((column, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(FIRST_COLUMN + offset, f'<td class="col-{column}">{value}</td>')
+        _escape_test_id(report, cells)
 
     def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
         """A karenina row's log pane holds what was captured (the pipeline's log records,
