@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, cast
+
 from pytest_karenina.llm.batch.collector import BatchTally
-from pytest_karenina.plugin.run.batch_run import BatchProgress, added, summary_lines, totals
+from pytest_karenina.plugin.run.batch_run import (
+    BatchProgress,
+    added,
+    in_flight,
+    summary_lines,
+    totals,
+)
 from pytest_karenina.plugin.run.live_status import PipelineCounts, status_line
 from pytest_karenina.results.cost import PriceTable
 
@@ -35,3 +44,11 @@ def test_workers_figures_add_up_and_are_priced() -> None:
         "karenina batch cost: $0.0014 at batch prices; the same calls live: $0.0028",
         "karenina batch ids: b1, b2, b3, b4",
     ]
+
+
+def test_a_wave_waits_for_the_queued_pipelines_a_thread_is_about_to_start() -> None:
+    # Threads start one by one: 99 running and waiting, 101 not started yet, is not a wave.
+    settings = cast(Any, SimpleNamespace(concurrency=32))
+    assert in_flight(PipelineCounts(queued=101, running=99), settings) == 200
+    assert in_flight(PipelineCounts(queued=10_000, running=0), settings) == 4096
+    assert in_flight(PipelineCounts(queued=0, running=7), settings) == 7

@@ -64,10 +64,11 @@ def fingerprint(settings: Settings, vconfig: VerificationConfig) -> tuple[str, s
     return benchmark, digest[:16], f"models {names}; mode {vconfig.evaluation_mode}"
 
 
-QUIET_SECONDS = 30.0
-"""Seconds without a new batched call after which a wave goes although some pipelines are not
-waiting on it (they run live calls or are slow to reach their call). Against a batch's minutes
-this costs little, and a loaded machine's slow pipeline no longer splits a wave in two."""
+def quiet_seconds(poll: float) -> float:
+    """Seconds without a new batched call after which a wave goes although some pipelines are
+    not waiting on it (live calls, a retry's back-off): two polling intervals, at least 5 s.
+    Against a batch's minutes this costs little, and a slow pipeline does not split a wave."""
+    return max(5.0, 2 * poll)
 
 
 def start_batching(
@@ -82,8 +83,9 @@ def start_batching(
     progress = BatchProgress()
     try:
         collector = BatchCollector(
-            state, active=lambda: counts.running, quiet=QUIET_SECONDS,
-            wait=settings.batch_wait, poll=settings.batch_poll, progress=progress,
+            state, active=lambda: in_flight(counts, settings),
+            quiet=quiet_seconds(settings.batch_poll), wait=settings.batch_wait,
+            poll=settings.batch_poll, progress=progress,
         )  # fmt: skip
     except BatchStateMismatch as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -92,6 +94,14 @@ def start_batching(
     summary.prices = settings.live_prices
     config.pluginmanager.register(summary)
     return collector
+
+
+def in_flight(counts: PipelineCounts, settings: Settings) -> int:
+    """The pipelines a wave waits for: those running and those queued that a thread will
+    start at once (threads start one by one, so ``running`` alone would let a wave go while
+    half of them have not reached their first call)."""
+    threads = max(settings.concurrency, MAX_BATCH_PIPELINES)
+    return min(counts.running + counts.queued, threads)
 
 
 def pipelines_at_once(settings: Settings, queued: int) -> int:
