@@ -25,13 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-import urllib3
-from urllib3.util import Url, parse_url
 
 from pytest_karenina.llm.adapters.claude_tool import ClaudeAPIError
-from pytest_karenina.llm.adapters.openai_endpoint import _pool_manager
+from pytest_karenina.llm.batch.http import BatchHTTP
 from pytest_karenina.llm.batch.protocol import BatchReply, BatchRequest, BatchStatus
-from pytest_karenina.llm.errors import redact
 
 API_VERSION = "2023-06-01"
 BATCHES_PATH = "/v1/messages/batches"
@@ -87,39 +84,23 @@ class AnthropicBatchProvider:
         self, base_url: str, key: str | None, headers: Mapping[str, str] | None = None,
         *, bearer: bool = False,
     ) -> None:  # fmt: skip
-        base = parse_url(base_url)
-        self._base = Url(
-            scheme=base.scheme, host=base.host, port=base.port, path=(base.path or "").rstrip("/")
-        ).url
+        self._http = BatchHTTP(
+            base_url, key, {"anthropic-version": API_VERSION, **(headers or {})},
+            read_timeout=300.0,
+        )  # fmt: skip
+        self._base = self._http.base
         self.lane = f"anthropic:{self._base}"
-        self._secrets = [value for value in (key, base.auth) if value]
-        self._headers = {
-            "Accept": "application/json", "anthropic-version": API_VERSION, **(headers or {}),
-        }  # fmt: skip
-        if base.auth:
-            self._headers.update(urllib3.make_headers(basic_auth=base.auth))
         if key and bearer:
-            self._headers["Authorization"] = f"Bearer {key}"
+            self._http.headers["Authorization"] = f"Bearer {key}"
         elif key:
-            self._headers["x-api-key"] = key
-        self._http = _pool_manager(self._base, 4)
+            self._http.headers["x-api-key"] = key
         self._hashed: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def _call(self, method: str, url: str, body: bytes | None = None) -> bytes:
-        headers = dict(self._headers)
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        try:
-            response = self._http.urlopen(
-                method, url, body=body, headers=headers, retries=False, redirect=False,
-                timeout=urllib3.Timeout(connect=30.0, read=300.0),
-            )  # fmt: skip
-        except urllib3.exceptions.HTTPError as exc:
-            reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-            raise ConnectionError(f"{method} {url}: {reason}") from None
+        response = self._http.send(method, url, body=body)
         if response.status >= 300:
-            message = redact(_error_text(response.data), self._secrets)
+            message = self._http.redact(_error_text(response.data))
             raise ClaudeAPIError(f"{method} {url}: {message}", response.status, response)
         return bytes(response.data)
 

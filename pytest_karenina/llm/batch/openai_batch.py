@@ -13,18 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-import urllib3
-from urllib3.util import Url, parse_url
 
-from pytest_karenina.llm.adapters.openai_endpoint import _pool_manager
 from pytest_karenina.llm.adapters.openai_wire import (
     EndpointHTTPError,
     body_options,
     error_message,
     parse_reply,
 )
+from pytest_karenina.llm.batch.http import BatchHTTP
 from pytest_karenina.llm.batch.protocol import BatchReply, BatchRequest, BatchStatus
-from pytest_karenina.llm.errors import redact
 from pytest_karenina.llm.ports import ModelReply, ModelRequest
 from pytest_karenina.llm.strict_schema import ResponseFormats
 
@@ -47,42 +44,20 @@ class OpenAIBatchProvider:
     def __init__(
         self, base_url: str, key: str | None, headers: Mapping[str, str] | None = None
     ) -> None:
-        base = parse_url(base_url)
-        self._base = Url(
-            scheme=base.scheme, host=base.host, port=base.port, path=(base.path or "").rstrip("/")
-        ).url
+        self._http = BatchHTTP(base_url, key, headers or {}, read_timeout=120.0)
+        self._base = self._http.base
         self.lane = f"openai:{self._base}"
-        self._secrets = [value for value in (key, base.auth) if value]
-        self._headers = {"Accept": "application/json", **(headers or {})}
-        if base.auth:
-            self._headers.update(urllib3.make_headers(basic_auth=base.auth))
         if key:
-            self._headers["Authorization"] = f"Bearer {key}"
-        self._http = _pool_manager(self._base, 4)
+            self._http.headers["Authorization"] = f"Bearer {key}"
 
     def _call(
         self, method: str, path: str, *, body: bytes | None = None,
         fields: dict[str, Any] | None = None, json_reply: bool = True,
     ) -> Any:  # fmt: skip
         url = f"{self._base}{path}"
-        headers = dict(self._headers)
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        try:
-            if fields is not None:
-                response = self._http.request(
-                    method, url, fields=fields, headers=headers, retries=False, timeout=120.0
-                )
-            else:
-                response = self._http.urlopen(
-                    method, url, body=body, headers=headers, retries=False, redirect=False,
-                    timeout=urllib3.Timeout(connect=30.0, read=120.0),
-                )  # fmt: skip
-        except urllib3.exceptions.HTTPError as exc:
-            reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-            raise ConnectionError(f"{method} {url}: {reason}") from None
+        response = self._http.send(method, url, body=body, fields=fields)
         if response.status >= 300:
-            message = redact(error_message(response.data), self._secrets)
+            message = self._http.redact(error_message(response.data))
             raise EndpointHTTPError(response.status, f"{method} {url}: {message}", response)
         return orjson.loads(response.data) if json_reply else response.data
 
